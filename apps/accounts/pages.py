@@ -1,0 +1,28 @@
+"""Access for HTML pages: a decorator that resolves the workspace in the URL for a logged-in member."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+
+from apps.accounts.models import Membership
+
+
+def workspace_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Login required; `slug` must name a workspace the user belongs to (else 404). Sets request.workspace/membership."""
+
+    @login_required
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, slug: str, *args: Any, **kwargs: Any) -> HttpResponse:
+        membership = Membership.objects.select_related("workspace").filter(workspace__slug=slug, user=request.user).first()
+        if membership is None:
+            raise Http404("no such workspace")
+        request.workspace = membership.workspace  # type: ignore[attr-defined]
+        request.membership = membership  # type: ignore[attr-defined]
+        return view(request, *args, **kwargs)
+
+    return wrapper

@@ -1,0 +1,9 @@
+from django.urls import URLPattern, URLResolver
+
+app_name = "repositories"
+
+# HTML pages, mounted at the site root (workspace pages live under w/<slug:slug>/).
+urlpatterns: list[URLPattern | URLResolver] = []
+
+# JSON API, mounted under /api/w/<slug>/ with the namespace "repositories-api".
+api_urlpatterns: list[URLPattern | URLResolver] = []
