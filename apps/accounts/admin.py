@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from apps.accounts.models import ApiKey, Membership, Workspace
+from apps.accounts.models import ApiKey, Credential, Membership, Workspace
 
 
 class MembershipInline(admin.TabularInline):  # type: ignore[type-arg]
@@ -29,3 +29,14 @@ class ApiKeyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     list_filter = ["scope", "revoked_at"]
     search_fields = ["name", "prefix", "workspace__slug"]
     readonly_fields = ["key_hash", "prefix", "last_used_at"]
+
+
+@admin.register(Credential)
+class CredentialAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    """Operators see which credentials exist, never their secrets."""
+
+    list_display = ["name", "workspace", "kind", "auth_kind", "created_at", "updated_at"]
+    list_filter = ["kind", "auth_kind"]
+    search_fields = ["name", "workspace__slug"]
+    exclude = ["secret"]
+    readonly_fields = ["secret_hint"]

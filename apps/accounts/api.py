@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from apps.accounts import serializers, services
 from apps.accounts.auth import workspace_of
-from apps.accounts.models import ApiKey, Membership
+from apps.accounts.models import ApiKey, Credential, Membership
 
 
 class WorkspaceDetailApi(APIView):
@@ -52,3 +52,48 @@ class MemberListApi(APIView):
     def get(self, request: Request, slug: str) -> Response:
         rows = Membership.objects.filter(workspace=workspace_of(request)).select_related("user")
         return Response(serializers.MemberOutput(rows, many=True).data)
+
+
+class CredentialListCreateApi(APIView):
+    @extend_schema(responses=serializers.CredentialOutput(many=True), operation_id="credentials_list")
+    def get(self, request: Request, slug: str) -> Response:
+        rows = Credential.objects.filter(workspace=workspace_of(request))
+        return Response(serializers.CredentialOutput(rows, many=True).data)
+
+    @extend_schema(
+        request=serializers.CredentialCreateInput,
+        responses={201: serializers.CredentialOutput},
+        operation_id="credentials_create",
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        s = serializers.CredentialCreateInput(data=request.data)
+        s.is_valid(raise_exception=True)
+        credential = services.credential_create(
+            workspace=workspace_of(request), by=getattr(request, "membership", None), **s.validated_data
+        )
+        return Response(serializers.CredentialOutput(credential).data, status=201)
+
+
+class CredentialDetailApi(APIView):
+    @extend_schema(responses=serializers.CredentialOutput, operation_id="credentials_get")
+    def get(self, request: Request, slug: str, credential_id: int) -> Response:
+        credential = get_object_or_404(Credential, pk=credential_id, workspace=workspace_of(request))
+        return Response(serializers.CredentialOutput(credential).data)
+
+    @extend_schema(
+        request=serializers.CredentialUpdateInput, responses=serializers.CredentialOutput, operation_id="credentials_update"
+    )
+    def patch(self, request: Request, slug: str, credential_id: int) -> Response:
+        credential = get_object_or_404(Credential, pk=credential_id, workspace=workspace_of(request))
+        s = serializers.CredentialUpdateInput(data=request.data)
+        s.is_valid(raise_exception=True)
+        credential = services.credential_update(
+            credential=credential, by=getattr(request, "membership", None), **s.validated_data
+        )
+        return Response(serializers.CredentialOutput(credential).data)
+
+    @extend_schema(responses={204: None}, operation_id="credentials_delete")
+    def delete(self, request: Request, slug: str, credential_id: int) -> Response:
+        credential = get_object_or_404(Credential, pk=credential_id, workspace=workspace_of(request))
+        services.credential_delete(credential=credential, by=getattr(request, "membership", None))
+        return Response(status=204)

@@ -11,7 +11,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from apps.accounts.keys import generate_key, hash_key
-from apps.accounts.models import ApiKey, KeyScope, Membership, Role, Workspace
+from apps.accounts.models import ApiKey, AuthKind, Credential, CredentialKind, KeyScope, Membership, Role, Workspace
 from selfbench.errors import Conflict, InvalidInput, PermissionDenied
 
 
@@ -98,3 +98,79 @@ def bootstrap(*, workspace_slug: str, username: str, password: str | None, email
         Membership.objects.get_or_create(workspace=workspace, user=user, defaults={"role": Role.OWNER})
     issued = api_key_create(workspace=workspace, name=f"{username} (bootstrap)", scope=KeyScope.WRITE, created_by=user)
     return workspace, issued
+
+
+def _check_credential_values(*, kind: str, auth_kind: str, secret: str, base_url: str) -> None:
+    problems = []
+    if kind not in CredentialKind.values:
+        problems.append(f"kind must be one of {', '.join(CredentialKind.values)}")
+    if auth_kind not in AuthKind.values:
+        problems.append(f"authKind must be one of {', '.join(AuthKind.values)}")
+    if not secret.strip():
+        problems.append("secret must not be empty")
+    if kind == CredentialKind.CUSTOM and not base_url:
+        problems.append("a custom credential needs baseUrl (an OpenAI-compatible endpoint)")
+    if kind != CredentialKind.CUSTOM and base_url:
+        problems.append("baseUrl is only for custom credentials")
+    if auth_kind == AuthKind.SIGN_IN and kind not in (CredentialKind.OPENAI, CredentialKind.ANTHROPIC):
+        problems.append("sign-in credentials exist only for openai (ChatGPT) and anthropic (Claude)")
+    if problems:
+        raise InvalidInput("; ".join(problems), errors=problems)
+
+
+@transaction.atomic
+def credential_create(
+    *,
+    workspace: Workspace,
+    by: Membership | None,
+    name: str,
+    kind: str,
+    secret: str,
+    auth_kind: str = AuthKind.API_KEY,
+    base_url: str = "",
+) -> Credential:
+    """Save a new encrypted credential. Only owners and admins may."""
+    if by is None or not by.is_admin:
+        raise PermissionDenied("only workspace owners and admins manage credentials")
+    _check_credential_values(kind=kind, auth_kind=auth_kind, secret=secret, base_url=base_url)
+    if Credential.objects.filter(workspace=workspace, name=name).exists():
+        raise Conflict(f"a credential named {name!r} already exists")
+    return Credential.objects.create(
+        workspace=workspace,
+        name=name,
+        kind=kind,
+        auth_kind=auth_kind,
+        secret=secret.strip(),
+        base_url=base_url,
+        created_by=by.user,
+    )
+
+
+@transaction.atomic
+def credential_update(
+    *,
+    credential: Credential,
+    by: Membership | None,
+    name: str | None = None,
+    secret: str | None = None,
+    base_url: str | None = None,
+) -> Credential:
+    """Rename a credential, replace its secret or change its base URL. Only owners and admins may."""
+    if by is None or not by.is_admin:
+        raise PermissionDenied("only workspace owners and admins manage credentials")
+    new_name = credential.name if name is None else name
+    new_secret = credential.secret if secret is None else secret.strip()
+    new_base = credential.base_url if base_url is None else base_url
+    _check_credential_values(kind=credential.kind, auth_kind=credential.auth_kind, secret=new_secret, base_url=new_base)
+    if new_name != credential.name and Credential.objects.filter(workspace=credential.workspace, name=new_name).exists():
+        raise Conflict(f"a credential named {new_name!r} already exists")
+    credential.name, credential.secret, credential.base_url = new_name, new_secret, new_base
+    credential.save()
+    return credential
+
+
+def credential_delete(*, credential: Credential, by: Membership | None) -> None:
+    """Delete a credential. Only owners and admins may."""
+    if by is None or not by.is_admin:
+        raise PermissionDenied("only workspace owners and admins manage credentials")
+    credential.delete()

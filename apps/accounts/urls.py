@@ -21,4 +21,6 @@ api_urlpatterns = [
     path("api-keys", api.ApiKeyListCreateApi.as_view(), name="api_keys"),
     path("api-keys/<int:key_id>/revoke", api.ApiKeyRevokeApi.as_view(), name="api_key_revoke"),
     path("members", api.MemberListApi.as_view(), name="members"),
+    path("credentials", api.CredentialListCreateApi.as_view(), name="credentials"),
+    path("credentials/<int:credential_id>", api.CredentialDetailApi.as_view(), name="credential"),
 ]
