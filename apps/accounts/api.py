@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions
@@ -27,14 +28,20 @@ class ApiKeyListCreateApi(APIView):
         return Response(serializers.ApiKeyOutput(keys, many=True).data)
 
     @extend_schema(
-        request=serializers.ApiKeyCreateInput, responses={201: serializers.ApiKeyIssuedOutput}, operation_id="api_keys_create"
+        request=serializers.ApiKeyCreateInput,
+        responses={201: serializers.ApiKeyIssuedOutput},
+        operation_id="api_keys_create",
     )
     def post(self, request: Request, slug: str) -> Response:
         if isinstance(request.auth, ApiKey):
             raise exceptions.PermissionDenied("an API key cannot mint API keys; create keys from a logged-in session")
         s = serializers.ApiKeyCreateInput(data=request.data)
         s.is_valid(raise_exception=True)
-        issued = services.api_key_create(workspace=workspace_of(request), created_by=request.user, **s.validated_data)
+        issued = services.api_key_create(
+            workspace=workspace_of(request),
+            created_by=request.user if isinstance(request.user, User) else None,
+            **s.validated_data,
+        )
         data = dict(serializers.ApiKeyOutput(issued.api_key).data)
         data["key"] = issued.raw
         return Response(data, status=201)
@@ -81,7 +88,9 @@ class CredentialDetailApi(APIView):
         return Response(serializers.CredentialOutput(credential).data)
 
     @extend_schema(
-        request=serializers.CredentialUpdateInput, responses=serializers.CredentialOutput, operation_id="credentials_update"
+        request=serializers.CredentialUpdateInput,
+        responses=serializers.CredentialOutput,
+        operation_id="credentials_update",
     )
     def patch(self, request: Request, slug: str, credential_id: int) -> Response:
         credential = get_object_or_404(Credential, pk=credential_id, workspace=workspace_of(request))

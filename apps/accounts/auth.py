@@ -74,10 +74,9 @@ class WorkspaceAccess(BasePermission):
             if api_key.scope == KeyScope.READ and request.method not in SAFE_METHODS:
                 raise exceptions.PermissionDenied("this API key is read-only; use a write key for this route")
         else:
+            user_id = request.user.pk or 0
             membership = (
-                Membership.objects.select_related("workspace")
-                .filter(workspace__slug=slug, user=request.user)
-                .first()
+                Membership.objects.select_related("workspace").filter(workspace__slug=slug, user_id=user_id).first()
             )
             if membership is None:
                 raise Http404("no such workspace")

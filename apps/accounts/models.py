@@ -88,7 +88,12 @@ class CredentialKind(models.TextChoices):
     DAYTONA = "daytona", "Daytona"
 
 
-MODEL_CREDENTIAL_KINDS = (CredentialKind.OPENAI, CredentialKind.ANTHROPIC, CredentialKind.OPENROUTER, CredentialKind.CUSTOM)
+MODEL_CREDENTIAL_KINDS = (
+    CredentialKind.OPENAI,
+    CredentialKind.ANTHROPIC,
+    CredentialKind.OPENROUTER,
+    CredentialKind.CUSTOM,
+)
 SANDBOX_CREDENTIAL_KINDS = (CredentialKind.E2B, CredentialKind.MODAL, CredentialKind.DAYTONA)
 
 
@@ -98,7 +103,10 @@ class AuthKind(models.TextChoices):
 
 
 class Credential(models.Model):
-    """A workspace secret (model provider, GitHub or sandbox). Encrypted at rest; never returned, logged or given to agents."""
+    """A workspace secret (model provider, GitHub or sandbox).
+
+    Encrypted at rest; never returned, logged or given to agents.
+    """
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="credentials")
     name = models.CharField(max_length=100)

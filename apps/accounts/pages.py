@@ -7,18 +7,26 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse
 
 from apps.accounts.models import Membership
 
 
 def workspace_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Login required; `slug` must name a workspace the user belongs to (else 404). Sets request.workspace/membership."""
+    """Login required; `slug` must name a workspace the user belongs to (else 404).
+
+    Sets request.workspace and request.membership.
+    """
 
     @login_required
     @functools.wraps(view)
     def wrapper(request: HttpRequest, slug: str, *args: Any, **kwargs: Any) -> HttpResponse:
-        membership = Membership.objects.select_related("workspace").filter(workspace__slug=slug, user=request.user).first()
+        membership = (
+            Membership.objects.select_related("workspace")
+            .filter(workspace__slug=slug, user=current_user(request))
+            .first()
+        )
         if membership is None:
             raise Http404("no such workspace")
         request.workspace = membership.workspace  # type: ignore[attr-defined]
@@ -26,3 +34,11 @@ def workspace_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
         return view(request, *args, **kwargs)
 
     return wrapper
+
+
+def current_user(request: HttpRequest) -> User:
+    """The logged-in user of a page behind `login_required`."""
+    user = request.user
+    if not isinstance(user, User):
+        raise Http404("login required")
+    return user

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
@@ -24,7 +24,7 @@ class IssuedKey:
 
 
 @transaction.atomic
-def workspace_create(*, slug: str, name: str = "", owner: AbstractBaseUser) -> Workspace:
+def workspace_create(*, slug: str, name: str = "", owner: User) -> Workspace:
     """Create a workspace with `owner` as its owner."""
     clean = slugify(slug)
     if not clean or clean != slug:
@@ -39,8 +39,11 @@ def workspace_create(*, slug: str, name: str = "", owner: AbstractBaseUser) -> W
     return workspace
 
 
-def membership_set(*, workspace: Workspace, user: AbstractBaseUser, role: str, by: Membership | None) -> Membership:
-    """Add `user` to `workspace` with `role`, or change their role. Only owners and admins may; only owners make owners."""
+def membership_set(*, workspace: Workspace, user: User, role: str, by: Membership | None) -> Membership:
+    """Add `user` to `workspace` with `role`, or change their role.
+
+    Only owners and admins may; only owners make owners.
+    """
     if role not in Role.values:
         raise InvalidInput(f"role must be one of {', '.join(Role.values)}")
     if by is not None:
@@ -53,7 +56,7 @@ def membership_set(*, workspace: Workspace, user: AbstractBaseUser, role: str, b
 
 
 def api_key_create(
-    *, workspace: Workspace, name: str, scope: str = KeyScope.WRITE, created_by: AbstractBaseUser | None = None
+    *, workspace: Workspace, name: str, scope: str = KeyScope.WRITE, created_by: User | None = None
 ) -> IssuedKey:
     """Mint a key for `workspace`. The raw key is returned once; only its SHA-256 is stored."""
     if scope not in KeyScope.values:
@@ -81,7 +84,9 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
 
 
 @transaction.atomic
-def bootstrap(*, workspace_slug: str, username: str, password: str | None, email: str = "") -> tuple[Workspace, IssuedKey]:
+def bootstrap(
+    *, workspace_slug: str, username: str, password: str | None, email: str = ""
+) -> tuple[Workspace, IssuedKey]:
     """Create (or reuse) a user and a workspace they own, and mint a write key. Used by the shell command."""
     User = get_user_model()
     user, created = User.objects.get_or_create(username=username, defaults={"email": email})
@@ -162,7 +167,10 @@ def credential_update(
     new_secret = credential.secret if secret is None else secret.strip()
     new_base = credential.base_url if base_url is None else base_url
     _check_credential_values(kind=credential.kind, auth_kind=credential.auth_kind, secret=new_secret, base_url=new_base)
-    if new_name != credential.name and Credential.objects.filter(workspace=credential.workspace, name=new_name).exists():
+    if (
+        new_name != credential.name
+        and Credential.objects.filter(workspace=credential.workspace, name=new_name).exists()
+    ):
         raise Conflict(f"a credential named {new_name!r} already exists")
     credential.name, credential.secret, credential.base_url = new_name, new_secret, new_base
     credential.save()

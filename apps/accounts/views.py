@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from apps.accounts import forms, services
 from apps.accounts.models import ApiKey, Membership
-from apps.accounts.pages import workspace_page
+from apps.accounts.pages import current_user, workspace_page
 from selfbench.errors import DomainError
 
 
@@ -22,13 +22,13 @@ def home(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             workspace = services.workspace_create(
-                slug=form.cleaned_data["slug"], name=form.cleaned_data["name"], owner=request.user
+                slug=form.cleaned_data["slug"], name=form.cleaned_data["name"], owner=current_user(request)
             )
         except DomainError as exc:
             form.add_error("slug", exc.message)
         else:
             return redirect("accounts:dashboard", slug=workspace.slug)
-    memberships = Membership.objects.select_related("workspace").filter(user=request.user)
+    memberships = Membership.objects.select_related("workspace").filter(user=current_user(request))
     if request.method == "GET" and len(memberships) == 1:
         return redirect("accounts:dashboard", slug=memberships[0].workspace.slug)
     return render(request, "accounts/home.html", {"memberships": memberships, "form": form})
@@ -51,7 +51,7 @@ def api_keys(request: HttpRequest) -> HttpResponse:
                 workspace=request.workspace,  # type: ignore[attr-defined]
                 name=form.cleaned_data["name"],
                 scope=form.cleaned_data["scope"],
-                created_by=request.user,
+                created_by=current_user(request),
             )
         except DomainError as exc:
             form.add_error(None, exc.message)

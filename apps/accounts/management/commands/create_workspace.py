@@ -20,6 +20,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         workspace, issued = services.bootstrap(
-            workspace_slug=options["slug"], username=options["owner"], password=options["password"], email=options["email"]
+            workspace_slug=options["slug"],
+            username=options["owner"],
+            password=options["password"],
+            email=options["email"],
         )
         self.stdout.write(f"workspace: {workspace.slug}\nowner: {options['owner']}\napi key (shown once): {issued.raw}")
