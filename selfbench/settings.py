@@ -182,13 +182,6 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "APPEND_COMPONENTS": {
-        "securitySchemes": {
-            "ApiKeyBearer": {"type": "http", "scheme": "bearer"},
-            "ApiKeyHeader": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
-        }
-    },
-    "SECURITY": [{"ApiKeyBearer": []}, {"ApiKeyHeader": []}],
 }
 
 # django-q2: the ORM broker by default (the database is the queue); Redis when REDIS_URL is set.
