@@ -224,3 +224,8 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
+
+# Gateway: how long a trial key's lookup is cached per process (a revocation elsewhere takes effect within it),
+# and how long an upstream may stay silent mid-call before the call fails as timed out.
+GATEWAY_KEY_CACHE_SECONDS = env_int("GATEWAY_KEY_CACHE_SECONDS", 5)
+GATEWAY_UPSTREAM_READ_TIMEOUT_SECONDS = env_int("GATEWAY_UPSTREAM_READ_TIMEOUT_SECONDS", 600)
