@@ -1,0 +1,473 @@
+"""The one module that imports Harbor (harbor==0.25.0).
+
+Gates and evaluation trials go through `run_trial`. It builds a Harbor `TrialConfig` from plain
+arguments, runs `Trial.create(...).run()` in one event loop and maps Harbor's `TrialResult` to
+`TrialOutcome`, which is typed and has no Harbor types in it. A Harbor upgrade should only touch
+this file. Facts about Harbor: ../shared/notes/harbor.md.
+
+Harbor is imported lazily inside the functions. Importing its agents pulls in LiteLLM (about
+10 s), which web processes and `manage.py doctor` don't need.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import importlib.metadata
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+# Both must be set before Harbor (and through it LiteLLM) is imported anywhere in the process:
+# Harbor's telemetry would phone home and LiteLLM would fetch its price map from GitHub, with retries.
+os.environ.setdefault("HARBOR_TELEMETRY", "0")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+if TYPE_CHECKING:
+    from harbor.environments.base import BaseEnvironment
+    from harbor.models.agent.context import AgentContext
+    from harbor.models.trial.result import TrialResult
+
+# The harnesses whose Harbor options we expose (the Run page and the harness settings use them).
+HARNESSES: tuple[str, ...] = ("pi", "codex", "claude-code", "mini-swe-agent", "terminus-2", "muse-code")
+# Agents that need no model: the gates use them.
+MODELLESS_AGENTS: tuple[str, ...] = ("oracle", "nop", "command")
+COMMAND_AGENT_IMPORT_PATH = "selfbench.harbor_adapter:CommandAgent"
+
+# Where the API key goes for each agent. Harbor is also told the variable's name
+# (`model_api_key_name`), so its connection resolver uses exactly this key and not something
+# from the worker's environment.
+_API_KEY_VARIABLE: dict[str, str] = {
+    "claude-code": "ANTHROPIC_API_KEY",
+    "codex": "OPENAI_API_KEY",
+    "muse-code": "META_API_KEY",
+    "pi": "OPENAI_API_KEY",
+    "mini-swe-agent": "OPENAI_API_KEY",
+    "terminus-2": "OPENAI_API_KEY",
+}
+
+# Caps on text copied into TrialOutcome (the full files stay in the trial directory).
+OUTPUT_CAP_CHARS = 64_000
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """What runs in the agent phase of a trial."""
+
+    name: str  # "oracle", "nop", "command", "terminus-2", "claude-code", "codex", "pi", "mini-swe-agent", "muse-code"
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = None  # put into the agent's env under the right variable for that agent
+    model_api_format: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)  # Harbor agent kwargs; "command": {"command": "..."}
+    env: dict[str, str] = field(default_factory=dict)
+    timeout_sec: float | None = None
+
+
+@dataclass(frozen=True)
+class TrialOutcome:
+    """What a trial produced, with None wherever Harbor did not know (never 0 for unknown)."""
+
+    trial_name: str
+    trial_dir: Path
+    reward: float | None
+    rewards: dict[str, float] | None
+    failure_cause: str | None
+    exception_type: str | None
+    exception_message: str | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    timings: dict[str, float | None]  # environment_setup, agent_setup, agent_execution, verifier (seconds)
+    n_input_tokens: int | None
+    n_cache_tokens: int | None
+    n_output_tokens: int | None
+    cost_usd: float | None
+    agent_exit_code: int | None
+    agent_output: str | None
+    verifier_output: str | None  # test-stdout.txt (size-capped)
+    trajectory_path: Path | None
+    agent_log_dir: Path | None
+    raw: dict[str, Any]  # result.json
+    # Added fields (defaults keep the constructor compatible).
+    reward_valid: bool = False  # Harbor's verdict: rewards exist and no infrastructure failure spoiled them
+    agent_version: str | None = None
+
+
+class TrialSetupError(ValueError):
+    """The trial could not be configured (unknown agent, invalid options, bad task dir)."""
+
+
+# --- the "command" agent --------------------------------------------------------------------------
+
+
+def _command_agent_class() -> type[Any]:
+    """Build the CommandAgent class on first use so importing this module stays Harbor-free."""
+    from harbor.agents.base import BaseAgent
+    from harbor.agents.capabilities import AgentCapabilities
+    from harbor.agents.options import AgentOptions
+    from pydantic import Field
+
+    class CommandAgentOptions(AgentOptions):
+        command: str = Field(description="Shell command run with bash -c in the task's workdir.")
+        cwd: str | None = Field(default=None, description="Working directory (default: the task's workdir).")
+        user: str | None = Field(default=None, description="User to run as (default: the task's agent user).")
+
+    class CommandAgent(BaseAgent):
+        """Runs one shell command in the environment and records its exit code and output.
+
+        The gates use it for smoke checks: "does the environment work for an agent?". A non-zero exit
+        code is a result, not an error, so the trial still runs the verifier unless disabled.
+        """
+
+        capabilities = AgentCapabilities()
+        options_model = CommandAgentOptions
+        options: CommandAgentOptions
+
+        @staticmethod
+        def name() -> str:
+            return "command"
+
+        def version(self) -> str:
+            return "1.0.0"
+
+        async def setup(self, environment: BaseEnvironment) -> None:
+            return None
+
+        async def run(self, instruction: str, environment: BaseEnvironment, context: AgentContext) -> None:
+            result = await environment.exec(self.options.command, cwd=self.options.cwd, user=self.options.user)
+            # podman exec allocates a TTY here, so lines end in CRLF; store plain newlines.
+            output = ((result.stdout or "") + (result.stderr or "")).replace("\r\n", "\n")
+            self.logs_dir.mkdir(parents=True, exist_ok=True)
+            (self.logs_dir / "command.txt").write_text(output)
+            (self.logs_dir / "command-exit-code.txt").write_text(f"{result.return_code}\n")
+            context.metadata = {
+                "command": self.options.command,
+                "exit_code": result.return_code,
+                "output": _tail(output, OUTPUT_CAP_CHARS),
+            }
+
+    CommandAgent.__module__ = __name__
+    CommandAgent.__qualname__ = "CommandAgent"
+    return CommandAgent
+
+
+def __getattr__(name: str) -> Any:
+    # Harbor loads custom agents by import path ("selfbench.harbor_adapter:CommandAgent"); a module
+    # __getattr__ lets that work while the class is only built when Harbor is imported anyway.
+    if name == "CommandAgent":
+        return _cached_command_agent()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.cache
+def _cached_command_agent() -> type[Any]:
+    return _command_agent_class()
+
+
+# --- public API -----------------------------------------------------------------------------------
+
+
+def harbor_version() -> str:
+    """Installed Harbor version, read from package metadata (no Harbor import)."""
+    return importlib.metadata.version("harbor")
+
+
+def ensure_compose_on_path() -> str | None:
+    """Make the venv's podman-compose win on PATH; return the podman-compose Harbor will use.
+
+    Harbor 0.25's podman runtime (`environments/docker/runtime.py::resolve_podman_runtime`) uses
+    `podman compose` only when podman has that subcommand (>= 4.7; Debian bookworm has 4.3), else
+    `shutil.which("podman-compose")`. A worker started as `.venv/bin/python manage.py qcluster`
+    has no activated venv, and Debian's podman-compose 1.0 lacks `--in-pod`, so the venv's bin
+    directory goes first.
+    """
+    venv_bin = Path(sys.executable).parent
+    if (venv_bin / "podman-compose").exists():
+        path = os.environ.get("PATH", "")
+        parts = path.split(os.pathsep) if path else []
+        if not parts or parts[0] != str(venv_bin):
+            os.environ["PATH"] = os.pathsep.join([str(venv_bin), *[p for p in parts if p != str(venv_bin)]])
+    return shutil.which("podman-compose")
+
+
+def agent_option_schemas() -> dict[str, dict[str, Any]]:
+    """JSON schema of each harness's Harbor options model, keyed by harness name."""
+    return {name: dict(_option_schema(name)) for name in HARNESSES}
+
+
+@functools.cache
+def _option_schema(name: str) -> dict[str, Any]:
+    schema: dict[str, Any] = _agent_class(name).options_schema()
+    return schema
+
+
+def validate_agent_options(name: str, options: dict[str, Any]) -> list[str]:
+    """Problems with `options` for agent `name` (unknown option, wrong type); [] when valid."""
+    try:
+        cls = _agent_class(name)
+    except TrialSetupError as exc:
+        return [str(exc)]
+    if cls.options_model is None:
+        return [f"Agent '{name}' takes no options; got {', '.join(sorted(options))}."] if options else []
+    try:
+        # env={} keeps the worker's own environment variables out of the verdict as far as Harbor allows.
+        cls.parse_options(dict(options), {})
+    except ValueError as exc:
+        lines = [line.strip() for line in str(exc).splitlines()[1:] if line.strip()]
+        problems = [line for line in lines if not line.startswith("See harbor agent schema")]
+        return problems or [str(exc)]
+    return []
+
+
+def lint_task(task_dir: Path) -> list[str]:
+    """Harbor's task linter (default rules), one line per finding: "rule: path: message"."""
+    from harbor.lint import lint_task as harbor_lint_task
+    from harbor.lint.models import DEFAULT_RULES
+
+    task_dir = Path(task_dir)
+    if not task_dir.is_dir():
+        return [f"invalid-task-files: {task_dir}: not a directory"]
+    problems = []
+    for finding in harbor_lint_task(task_dir, selected_rules=set(DEFAULT_RULES)):
+        path = Path(finding.path) if finding.path else None
+        shown = str(path.relative_to(task_dir.resolve())) if path and path.is_relative_to(task_dir.resolve()) else path
+        problems.append(f"{finding.rule}: {shown or task_dir}: {finding.message}")
+    return problems
+
+
+def run_trial(
+    *,
+    task_dir: Path,
+    agent: AgentSpec,
+    trial_name: str,
+    trials_dir: Path | None = None,
+    environment_type: str | None = None,
+    environment_kwargs: dict[str, Any] | None = None,
+    extra_instructions: list[str] | None = None,
+    disable_verifier: bool = False,
+    verifier_timeout_sec: float | None = None,
+    delete: bool = True,
+) -> TrialOutcome:
+    """Run one Harbor trial synchronously and return its outcome.
+
+    `environment_type` defaults to settings.SANDBOX_ENVIRONMENT ("podman", "docker", a Harbor cloud
+    type, or an import path "pkg.mod:Class"). `environment_kwargs` keys that are Harbor
+    EnvironmentConfig fields (override_cpus, force_build, env, ...) are set there, the rest go to the
+    provider's constructor. Call it from synchronous code (a django-q2 job), never from a running loop.
+    Raises TrialSetupError when the trial cannot be configured; failures during the trial are
+    reported in the outcome (failure_cause, exception_*).
+    """
+    from django.conf import settings
+
+    config = _trial_config(
+        task_dir=Path(task_dir),
+        agent=agent,
+        trial_name=trial_name,
+        trials_dir=Path(trials_dir) if trials_dir is not None else Path(settings.HARBOR_TRIALS_DIR),
+        environment_type=environment_type or settings.SANDBOX_ENVIRONMENT,
+        environment_kwargs=environment_kwargs or {},
+        extra_instructions=extra_instructions or [],
+        disable_verifier=disable_verifier,
+        verifier_timeout_sec=verifier_timeout_sec,
+        delete=delete,
+    )
+    config.trials_dir.mkdir(parents=True, exist_ok=True)
+    result = asyncio.run(_create_and_run(config))
+    return _outcome(result, trial_dir=config.trials_dir / config.trial_name)
+
+
+# --- internals ------------------------------------------------------------------------------------
+
+
+def _agent_class(name: str) -> Any:
+    from harbor.agents.factory import AgentFactory
+    from harbor.models.agent.name import AgentName
+
+    if name == "command":
+        return _cached_command_agent()
+    if name not in AgentName.values():
+        known = ", ".join((*MODELLESS_AGENTS, *HARNESSES))
+        raise TrialSetupError(f"Unknown agent '{name}' (known here: {known}).")
+    return AgentFactory.get_agent_class(AgentName(name))
+
+
+def _api_key_variable(agent: AgentSpec) -> str:
+    variable = _API_KEY_VARIABLE.get(agent.name, "OPENAI_API_KEY")
+    # LiteLLM-based harnesses pick the provider from the model prefix or the forced wire format.
+    if agent.name in ("terminus-2", "mini-swe-agent", "pi") and (
+        agent.model_api_format == "anthropic-messages" or (agent.model or "").startswith("anthropic/")
+    ):
+        variable = "ANTHROPIC_API_KEY"
+    return variable
+
+
+def _trial_config(
+    *,
+    task_dir: Path,
+    agent: AgentSpec,
+    trial_name: str,
+    trials_dir: Path,
+    environment_type: str,
+    environment_kwargs: dict[str, Any],
+    extra_instructions: list[str],
+    disable_verifier: bool,
+    verifier_timeout_sec: float | None,
+    delete: bool,
+) -> Any:
+    from harbor.models.task.task import Task
+    from harbor.models.trial.config import (
+        AgentConfig,
+        EnvironmentConfig,
+        TaskConfig,
+        TrialConfig,
+        VerifierConfig,
+    )
+    from pydantic import ValidationError
+
+    if not Task.is_valid_dir(task_dir):
+        raise TrialSetupError(f"{task_dir} is not a Harbor task directory (task.toml, instruction.md, ...).")
+    problems = validate_agent_options(agent.name, agent.options)
+    if problems:
+        raise TrialSetupError(f"Invalid options for agent '{agent.name}': " + "; ".join(problems))
+
+    env = dict(agent.env)
+    agent_fields: dict[str, Any] = {}
+    if agent.name == "command":
+        agent_fields["import_path"] = COMMAND_AGENT_IMPORT_PATH
+    else:
+        agent_fields["name"] = agent.name
+    if agent.api_key is not None:
+        variable = _api_key_variable(agent)
+        env[variable] = agent.api_key
+        agent_fields["model_api_key_name"] = variable
+    if agent.base_url is not None:
+        agent_fields["base_url"] = agent.base_url
+    if agent.model_api_format is not None:
+        agent_fields["model_api_format"] = agent.model_api_format
+
+    env_fields = set(EnvironmentConfig.model_fields) - {"type", "import_path", "kwargs", "delete"}
+    environment: dict[str, Any] = {
+        "delete": delete,
+        "kwargs": {k: v for k, v in environment_kwargs.items() if k not in env_fields},
+        **{k: v for k, v in environment_kwargs.items() if k in env_fields},
+    }
+    if ":" in environment_type:
+        environment["import_path"] = environment_type
+    else:
+        environment["type"] = environment_type
+        if environment_type == "podman":
+            ensure_compose_on_path()
+
+    try:
+        return TrialConfig(
+            task=TaskConfig(path=task_dir.resolve()),
+            trial_name=trial_name,
+            trials_dir=trials_dir.resolve(),
+            agent=AgentConfig(
+                model_name=agent.model,
+                kwargs=dict(agent.options),
+                env=env,
+                override_timeout_sec=agent.timeout_sec,
+                **agent_fields,
+            ),
+            environment=EnvironmentConfig(**environment),
+            verifier=VerifierConfig(disable=disable_verifier, override_timeout_sec=verifier_timeout_sec),
+            extra_instructions=extra_instructions,
+        )
+    except ValidationError as exc:
+        raise TrialSetupError(f"Invalid trial configuration: {exc}") from exc
+
+
+async def _create_and_run(config: Any) -> TrialResult:
+    from harbor.trial.trial import Trial
+
+    # Create and run in one loop, as Harbor's CLI does: the trial holds loop-bound resources.
+    trial = await Trial.create(config)
+    return await trial.run()
+
+
+def _seconds(timing: Any) -> float | None:
+    if timing is None or timing.started_at is None or timing.finished_at is None:
+        return None
+    return float((timing.finished_at - timing.started_at).total_seconds())
+
+
+def _tail(text: str, cap: int) -> str:
+    if len(text) <= cap:
+        return text
+    return f"[... {len(text) - cap} characters cut ...]\n" + text[-cap:]
+
+
+def _read_capped(path: Path) -> str | None:
+    if not path.is_file():
+        return None
+    return _tail(path.read_text(errors="replace"), OUTPUT_CAP_CHARS)
+
+
+def _outcome(result: TrialResult, *, trial_dir: Path) -> TrialOutcome:
+    raw: dict[str, Any]
+    result_file = trial_dir / "result.json"
+    raw = json.loads(result_file.read_text()) if result_file.is_file() else result.model_dump(mode="json")
+
+    rewards: dict[str, float] | None = None
+    if result.verifier_result is not None and result.verifier_result.rewards:
+        rewards = {k: float(v) for k, v in result.verifier_result.rewards.items()}
+    reward: float | None = None
+    if rewards:
+        reward = rewards.get("reward", next(iter(rewards.values())) if len(rewards) == 1 else None)
+
+    exception = result.exception_info
+    if exception is None:
+        exception = next((s.exception_info for s in result.step_results or [] if s.exception_info), None)
+    failure_cause = result.failure_cause
+    n_input, n_cache, n_output, cost = result.compute_token_cost_totals()
+
+    exit_code: int | None = None
+    agent_output: str | None = None
+    metadata = result.agent_result.metadata if result.agent_result is not None else None
+    if metadata:
+        if isinstance(metadata.get("exit_code"), int):
+            exit_code = metadata["exit_code"]
+        if isinstance(metadata.get("output"), str):
+            agent_output = metadata["output"]
+    agent_dir = trial_dir / "agent"
+    if exit_code is None and (agent_dir / "command-exit-code.txt").is_file():
+        exit_code = int((agent_dir / "command-exit-code.txt").read_text().strip())
+    if agent_output is None:
+        agent_output = _read_capped(agent_dir / "command.txt")
+
+    trajectory = agent_dir / "trajectory.json"
+    return TrialOutcome(
+        trial_name=result.trial_name,
+        trial_dir=trial_dir,
+        reward=reward,
+        rewards=rewards,
+        failure_cause=str(failure_cause) if failure_cause is not None else None,
+        exception_type=exception.exception_type if exception else None,
+        exception_message=exception.exception_message if exception else None,
+        started_at=result.started_at,
+        finished_at=result.finished_at,
+        timings={
+            "environment_setup": _seconds(result.environment_setup),
+            "agent_setup": _seconds(result.agent_setup),
+            "agent_execution": _seconds(result.agent_execution),
+            "verifier": _seconds(result.verifier),
+        },
+        n_input_tokens=n_input,
+        n_cache_tokens=n_cache,
+        n_output_tokens=n_output,
+        cost_usd=cost,
+        agent_exit_code=exit_code,
+        agent_output=agent_output,
+        verifier_output=_read_capped(trial_dir / "verifier" / "test-stdout.txt"),
+        trajectory_path=trajectory if trajectory.is_file() else None,
+        agent_log_dir=agent_dir if agent_dir.is_dir() else None,
+        raw=raw,
+        reward_valid=result.reward_valid,
+        agent_version=result.agent_info.version if result.agent_info else None,
+    )
