@@ -44,7 +44,6 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 @workspace_page
 def api_keys(request: HttpRequest) -> HttpResponse:
     form = forms.ApiKeyCreateForm(request.POST or None)
-    issued = None
     if request.method == "POST" and form.is_valid():
         try:
             issued = services.api_key_create(
@@ -56,9 +55,13 @@ def api_keys(request: HttpRequest) -> HttpResponse:
         except DomainError as exc:
             form.add_error(None, exc.message)
         else:
-            form = forms.ApiKeyCreateForm()
+            # Post/redirect/get, with the key kept in the session for exactly one display: a reload neither
+            # creates a second key nor shows this one again.
+            request.session["issued_key"] = issued.raw
+            return redirect("accounts:api_keys", slug=request.workspace.slug)  # type: ignore[attr-defined]
+    issued_raw = request.session.pop("issued_key", None) if request.method == "GET" else None
     keys = ApiKey.objects.filter(workspace=request.workspace).select_related("created_by")  # type: ignore[attr-defined]
-    return render(request, "accounts/api_keys.html", {"form": form, "keys": keys, "issued": issued})
+    return render(request, "accounts/api_keys.html", {"form": form, "keys": keys, "issued_raw": issued_raw})
 
 
 @require_POST

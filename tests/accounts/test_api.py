@@ -70,7 +70,9 @@ def test_read_key_gets_403_on_writes_and_200_on_reads(workspace, read_key) -> No
     c = client_with(read_key)
     assert c.get(f"/api/w/{workspace.slug}/credentials").status_code == 200
     r = c.post(
-        f"/api/w/{workspace.slug}/credentials", {"name": "a", "kind": "openai", "secret": "sk-abc123456789"}, format="json"
+        f"/api/w/{workspace.slug}/credentials",
+        {"name": "a", "kind": "openai", "secret": "sk-abc123456789"},
+        format="json",
     )
     assert r.status_code == 403
     assert "read-only" in r.json()["detail"]
@@ -110,7 +112,9 @@ def test_revoked_key_stops_working(workspace, user) -> None:
 def test_credential_secret_is_encrypted_and_never_returned(workspace, write_key) -> None:
     c = client_with(write_key)
     secret = "sk-ant-api03-abcdefghijklmnop"
-    r = c.post(f"/api/w/{workspace.slug}/credentials", {"name": "claude", "kind": "anthropic", "secret": secret}, format="json")
+    r = c.post(
+        f"/api/w/{workspace.slug}/credentials", {"name": "claude", "kind": "anthropic", "secret": secret}, format="json"
+    )
     assert r.status_code == 201, r.content
     assert secret not in r.content.decode()
     assert r.json()["secretHint"] == "…mnop"
@@ -126,7 +130,9 @@ def test_credential_secret_is_encrypted_and_never_returned(workspace, write_key)
 
 def test_credential_validation_lists_every_problem(workspace, write_key) -> None:
     r = client_with(write_key).post(
-        f"/api/w/{workspace.slug}/credentials", {"name": "c", "kind": "custom", "secret": " ", "authKind": "sign_in"}, format="json"
+        f"/api/w/{workspace.slug}/credentials",
+        {"name": "c", "kind": "custom", "secret": " ", "authKind": "sign_in"},
+        format="json",
     )
     assert r.status_code == 400
     body = r.json()
@@ -135,7 +141,9 @@ def test_credential_validation_lists_every_problem(workspace, write_key) -> None
 
 def test_custom_credential_needs_base_url(workspace, write_key) -> None:
     r = client_with(write_key).post(
-        f"/api/w/{workspace.slug}/credentials", {"name": "c", "kind": "custom", "secret": "tok-1234567890"}, format="json"
+        f"/api/w/{workspace.slug}/credentials",
+        {"name": "c", "kind": "custom", "secret": "tok-1234567890"},
+        format="json",
     )
     assert r.status_code == 400
     assert "baseUrl" in r.json()["detail"]
@@ -148,7 +156,9 @@ def test_only_admins_write_credentials(workspace) -> None:
     services.membership_set(workspace=workspace, user=member, role="member", by=None)
     key = make_api_key(workspace=workspace, created_by=member).raw
     r = client_with(key).post(
-        f"/api/w/{workspace.slug}/credentials", {"name": "a", "kind": "openai", "secret": "sk-abc123456789"}, format="json"
+        f"/api/w/{workspace.slug}/credentials",
+        {"name": "a", "kind": "openai", "secret": "sk-abc123456789"},
+        format="json",
     )
     assert r.status_code == 403
     assert "admins" in r.json()["detail"]

@@ -52,7 +52,7 @@ def test_api_key_page_shows_the_key_once(user, workspace) -> None:
     c = Client()
     c.force_login(user)
     url = reverse("accounts:api_keys", kwargs={"slug": workspace.slug})
-    r = c.post(url, {"name": "laptop", "scope": "write"})
+    r = c.post(url, {"name": "laptop", "scope": "write"}, follow=True)
     assert r.status_code == 200
     key = ApiKey.objects.get(name="laptop")
     page = r.content.decode()
