@@ -95,6 +95,26 @@ _OPEN_THINKING = ("off", "high")
 
 CATALOG: tuple[CatalogModel, ...] = (
     CatalogModel(
+        "claude-opus-4-6",
+        "Claude Opus 4.6",
+        "anthropic",
+        "claude-opus-4-6",
+        "claude-opus-4-6",
+        _ANTHROPIC_THINKING,
+        "high",
+        "anthropic/claude-opus-4.6",
+    ),
+    CatalogModel(
+        "claude-sonnet-4-6",
+        "Claude Sonnet 4.6",
+        "anthropic",
+        "claude-sonnet-4-6",
+        "claude-sonnet-4-6",
+        _ANTHROPIC_THINKING,
+        "high",
+        "anthropic/claude-sonnet-4.6",
+    ),
+    CatalogModel(
         "claude-opus-4-5",
         "Claude Opus 4.5",
         "anthropic",

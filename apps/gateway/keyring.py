@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import connection
 
 from apps.accounts.models import AuthKind
 from apps.gateway.catalog import CatalogModel, catalog_model
@@ -65,8 +65,14 @@ _cache: dict[str, tuple[float, KeyGrant | None]] = {}
 
 def load_grant(key_hash: str) -> KeyGrant | None:
     """Read a key and its routes from the database (sync; called in a worker thread)."""
-    # Worker threads keep their connection between lookups; drop it if the server closed it meanwhile.
-    close_old_connections()
+    try:
+        return _load_grant(key_hash)
+    finally:
+        # Lookups are rare (cached) and run on whichever pool thread is free: hold no connection between them.
+        connection.close()
+
+
+def _load_grant(key_hash: str) -> KeyGrant | None:
     key = GatewayKey.objects.filter(key_hash=key_hash).first()
     if key is None:
         return None

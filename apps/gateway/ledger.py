@@ -8,7 +8,7 @@ import logging
 import queue
 import threading
 
-from django.db import close_old_connections, connection
+from django.db import connection
 
 from apps.gateway import services
 
@@ -47,6 +47,9 @@ class LedgerWriter:
                 except queue.Empty:
                     break
             self._write(batch)
+            if self._queue.empty():
+                # Idle: give the connection back (CONN_MAX_AGE semantics); a busy writer keeps it across batches.
+                connection.close()
             with self._cond:
                 self._pending -= len(batch)
                 self._cond.notify_all()
@@ -54,7 +57,6 @@ class LedgerWriter:
     def _write(self, batch: list[services.CallRecord]) -> None:
         for attempt in (1, 2):
             try:
-                close_old_connections()
                 services.calls_record(calls=batch)
                 return
             except Exception:

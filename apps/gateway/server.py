@@ -238,7 +238,10 @@ class GatewayApp:
         watcher = asyncio.create_task(_watch_disconnect(receive, call))
         t_sent = time.perf_counter()
         try:
-            async with self.session().post(url, data=upstream_body, headers=headers) as resp:
+            timeout = aiohttp.ClientTimeout(
+                total=None, sock_connect=10, sock_read=float(settings.GATEWAY_UPSTREAM_READ_TIMEOUT_SECONDS)
+            )
+            async with self.session().post(url, data=upstream_body, headers=headers, timeout=timeout) as resp:
                 t_head = time.perf_counter()
                 overhead = (t_sent - t0 + time.perf_counter() - t_head) * 1000
                 record.http_status = resp.status
