@@ -201,18 +201,22 @@ def _analyse(run: _Run, record: PullRequest) -> None:
 
 
 def _propose(run: _Run, pool: list[PullRequest]) -> None:
-    """Fill hard first (only PRs reaching hard can), then medium, then easy; every other pool PR is skipped with why."""
+    """Fill hard first (only PRs reaching hard can), then medium, then easy; every other pool PR is skipped with why.
+
+    Within a tier, PRs that reach exactly that tier go first (newest first), so a medium task is a medium change where
+    the pool allows; a harder PR is capped to the tier only when no exact one is left."""
     batch = run.batch
     wanted = {Tier.HARD: batch.requested_hard, Tier.MEDIUM: batch.requested_medium, Tier.EASY: batch.requested_easy}
     chosen: dict[int, Tier] = {}
+    eligible = [r for r in pool if not r.gate_reason and r.tier_reached]
     for tier in reversed(TIER_ORDER):
-        for record in pool:
+        rank = TIER_ORDER.index(tier)
+        exact = [r for r in eligible if TIER_ORDER.index(Tier(r.tier_reached)) == rank]
+        harder = [r for r in eligible if TIER_ORDER.index(Tier(r.tier_reached)) > rank]
+        for record in exact + harder:
             if sum(1 for t in chosen.values() if t is tier) >= wanted[tier]:
                 break
-            if record.pk in chosen or record.gate_reason or not record.tier_reached:
-                continue
-            reached = Tier(record.tier_reached)
-            if TIER_ORDER.index(reached) >= TIER_ORDER.index(tier):
+            if record.pk not in chosen:
                 chosen[record.pk] = tier
     rows = []
     for record in pool:
