@@ -296,11 +296,17 @@ def _agent_class(name: str) -> Any:
     return AgentFactory.get_agent_class(AgentName(name))
 
 
+def _api_format(value: str | None) -> str | None:
+    # Harbor's ModelApiFormat values use underscores ("openai_responses"); accept the hyphenated
+    # spelling pi and the API docs use ("openai-responses") too.
+    return value.replace("-", "_") if value is not None else None
+
+
 def _api_key_variable(agent: AgentSpec) -> str:
     variable = _API_KEY_VARIABLE.get(agent.name, "OPENAI_API_KEY")
     # LiteLLM-based harnesses pick the provider from the model prefix or the forced wire format.
     if agent.name in ("terminus-2", "mini-swe-agent", "pi") and (
-        agent.model_api_format == "anthropic-messages" or (agent.model or "").startswith("anthropic/")
+        _api_format(agent.model_api_format) == "anthropic_messages" or (agent.model or "").startswith("anthropic/")
     ):
         variable = "ANTHROPIC_API_KEY"
     return variable
@@ -348,7 +354,7 @@ def _trial_config(
     if agent.base_url is not None:
         agent_fields["base_url"] = agent.base_url
     if agent.model_api_format is not None:
-        agent_fields["model_api_format"] = agent.model_api_format
+        agent_fields["model_api_format"] = _api_format(agent.model_api_format)
 
     env_fields = set(EnvironmentConfig.model_fields) - {"type", "import_path", "kwargs", "delete"}
     environment: dict[str, Any] = {
