@@ -20,7 +20,7 @@ WORKSPACE_NAV = [
     ("Runs", "runs:list"),
     ("Results", "results:index"),
     ("Releases", "results:releases"),
-    ("Credentials", "gateway:credentials"),
+    ("Credentials", "accounts:credentials"),
 ]
 
 

@@ -13,6 +13,8 @@ urlpatterns = [
     path("w/<slug:slug>/api-keys/", views.api_keys, name="api_keys"),
     path("w/<slug:slug>/api-keys/<int:key_id>/revoke/", views.api_key_revoke, name="api_key_revoke"),
     path("w/<slug:slug>/members/", views.members, name="members"),
+    path("w/<slug:slug>/credentials/", views.credentials, name="credentials"),
+    path("w/<slug:slug>/credentials/<int:credential_id>/delete/", views.credential_delete, name="credential_delete"),
 ]
 
 # Mounted under /api/w/<slug>/ with the namespace "accounts-api".

@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.accounts import forms, services
-from apps.accounts.models import ApiKey, Membership
+from apps.accounts.models import ApiKey, Credential, Membership
 from apps.accounts.pages import current_user, workspace_page
 from selfbench.errors import DomainError
 
@@ -94,3 +94,34 @@ def members(request: HttpRequest) -> HttpResponse:
                 return redirect("accounts:members", slug=request.workspace.slug)  # type: ignore[attr-defined]
     rows = Membership.objects.filter(workspace=request.workspace).select_related("user")  # type: ignore[attr-defined]
     return render(request, "accounts/members.html", {"form": form, "rows": rows})
+
+
+@require_http_methods(["GET", "POST"])
+@workspace_page
+def credentials(request: HttpRequest) -> HttpResponse:
+    """List credentials (never their secrets) and, for owners and admins, add one."""
+    form = forms.CredentialCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.credential_create(
+                workspace=request.workspace,  # type: ignore[attr-defined]
+                by=request.membership,  # type: ignore[attr-defined]
+                **form.cleaned_data,
+            )
+        except DomainError as exc:
+            form.add_error(None, exc.message)
+        else:
+            return redirect("accounts:credentials", slug=request.workspace.slug)  # type: ignore[attr-defined]
+    rows = Credential.objects.filter(workspace=request.workspace)  # type: ignore[attr-defined]
+    return render(request, "accounts/credentials.html", {"form": form, "rows": rows})
+
+
+@require_POST
+@workspace_page
+def credential_delete(request: HttpRequest, credential_id: int) -> HttpResponse:
+    credential = get_object_or_404(Credential, pk=credential_id, workspace=request.workspace)  # type: ignore[attr-defined]
+    try:
+        services.credential_delete(credential=credential, by=request.membership)  # type: ignore[attr-defined]
+    except DomainError as exc:
+        return HttpResponse(exc.message, status=exc.status)
+    return redirect("accounts:credentials", slug=request.workspace.slug)  # type: ignore[attr-defined]

@@ -90,3 +90,32 @@ def test_schema_and_docs_are_published(db) -> None:
     assert r.status_code == 200
     assert b"/api/w/{slug}/credentials" in r.content
     assert c.get("/api/docs/").status_code == 200
+
+
+def test_credentials_page_saves_encrypted_and_reports_rule_errors_inline(user, workspace) -> None:
+    from apps.accounts.models import Credential
+
+    c = Client()
+    c.force_login(user)
+    url = reverse("accounts:credentials", kwargs={"slug": workspace.slug})
+    r = c.post(url, {"name": "mine", "kind": "custom", "auth_kind": "api_key", "secret": "tok-1234567890"})
+    assert r.status_code == 200
+    assert "baseUrl" in r.content.decode()
+    assert not Credential.objects.exists()
+    r = c.post(url, {"name": "oai", "kind": "openai", "auth_kind": "api_key", "secret": "sk-proj-abcdef123456"})
+    assert r.status_code == 302
+    page = c.get(url).content.decode()
+    assert "oai" in page and "sk-proj-abcdef123456" not in page and "…3456" in page
+
+
+def test_members_cannot_add_credentials_from_the_page(workspace) -> None:
+    from apps.accounts import services
+
+    member = make_user()
+    services.membership_set(workspace=workspace, user=member, role="member", by=None)
+    c = Client()
+    c.force_login(member)
+    url = reverse("accounts:credentials", kwargs={"slug": workspace.slug})
+    assert "Only workspace owners and admins" in c.get(url).content.decode()
+    r = c.post(url, {"name": "oai", "kind": "openai", "auth_kind": "api_key", "secret": "sk-proj-abcdef123456"})
+    assert "only workspace owners and admins" in r.content.decode()
