@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser, User
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -231,7 +231,7 @@ def batch_create(
     easy: int = 0,
     medium: int = 0,
     hard: int = 0,
-    created_by: AbstractBaseUser | None = None,
+    created_by: AbstractBaseUser | AnonymousUser | None = None,
 ) -> Batch:
     """Start a discovery batch asking for `easy`/`medium`/`hard` candidates (1–300 in all); listing runs as a job."""
     counts = {"easy": easy, "medium": medium, "hard": hard}
@@ -252,7 +252,9 @@ def batch_create(
     return batch
 
 
-def batch_add_prs(*, repository: Repository, numbers: list[int], created_by: AbstractBaseUser | None = None) -> Batch:
+def batch_add_prs(
+    *, repository: Repository, numbers: list[int], created_by: AbstractBaseUser | AnonymousUser | None = None
+) -> Batch:
     """Start an add-PRs batch: each chosen merged PR becomes a candidate directly, skipping discovery."""
     clean = list(dict.fromkeys(numbers))
     if not clean:

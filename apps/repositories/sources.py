@@ -344,7 +344,8 @@ class LocalGitSource:
             self.path,
             "log",
             "--first-parent",
-            f"--format=%H{_FIELD}%P{_FIELD}%an{_FIELD}%ae{_FIELD}%cI{_FIELD}%B{_RECORD}",
+            # git expands %x00 / %x1e itself: argv cannot carry NUL bytes.
+            "--format=%H%x00%P%x00%an%x00%ae%x00%cI%x00%B%x1e",
             head,
         )
         pulls: list[PullInfo] = []

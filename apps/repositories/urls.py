@@ -1,4 +1,6 @@
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, path
+
+from apps.repositories import api
 
 app_name = "repositories"
 
@@ -6,4 +8,12 @@ app_name = "repositories"
 urlpatterns: list[URLPattern | URLResolver] = []
 
 # JSON API, mounted under /api/w/<slug>/ with the namespace "repositories-api".
-api_urlpatterns: list[URLPattern | URLResolver] = []
+api_urlpatterns: list[URLPattern | URLResolver] = [
+    path("repositories", api.RepositoryListCreateApi.as_view(), name="list"),
+    path("repositories/<int:repository_id>", api.RepositoryDetailApi.as_view(), name="detail"),
+    path("repositories/<int:repository_id>/batches", api.BatchListCreateApi.as_view(), name="batches"),
+    path("repositories/<int:repository_id>/prs", api.AddPrsApi.as_view(), name="add_prs"),
+    path("batches/<int:batch_id>", api.BatchDetailApi.as_view(), name="batch"),
+    path("batches/<int:batch_id>/cancel", api.BatchCancelApi.as_view(), name="batch_cancel"),
+    path("batches/<int:batch_id>/candidates", api.BatchCandidatesApi.as_view(), name="batch_candidates"),
+]
