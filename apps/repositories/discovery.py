@@ -154,8 +154,7 @@ def _discover(run: _Run) -> None:
         )
         pool = [p.number for p in pulls if p.number not in taken][: pool_size(batch.requested_total)]
         with transaction.atomic():
-            for info in pulls:
-                services.pull_request_record(repository=repository, info=info)
+            services.pull_request_record_many(repository=repository, infos=pulls)
             batch.head_sha = head
             batch.pool = pool
             batch.listed_count = len(pulls)
