@@ -15,11 +15,12 @@ from apps.gateway import services
 logger = logging.getLogger(__name__)
 
 _BATCH = 500
+_IDLE_SECONDS = 2.0
 
 
 class LedgerWriter:
     def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[services.CallRecord] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[services.CallRecord | None] = queue.SimpleQueue()
         self._pending = 0
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -38,18 +39,32 @@ class LedgerWriter:
         with self._cond:
             return self._cond.wait_for(lambda: self._pending == 0, timeout=timeout)
 
+    def release(self) -> None:
+        """Close the writer's database connection once the rows queued so far are written (server shutdown)."""
+        self._queue.put(None)
+
     def _run(self) -> None:
         while True:
-            batch = [self._queue.get()]
+            try:
+                first = self._queue.get(timeout=_IDLE_SECONDS)
+            except queue.Empty:
+                # Idle: give the connection back; a busy writer keeps it, since reconnecting costs more than a row.
+                connection.close()
+                continue
+            if first is None:
+                connection.close()
+                continue
+            batch = [first]
             while len(batch) < _BATCH:
                 try:
-                    batch.append(self._queue.get_nowait())
+                    item = self._queue.get_nowait()
                 except queue.Empty:
                     break
+                if item is None:
+                    self._queue.put(None)  # handle the release after this batch
+                    break
+                batch.append(item)
             self._write(batch)
-            if self._queue.empty():
-                # Idle: give the connection back (CONN_MAX_AGE semantics); a busy writer keeps it across batches.
-                connection.close()
             with self._cond:
                 self._pending -= len(batch)
                 self._cond.notify_all()

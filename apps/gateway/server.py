@@ -139,6 +139,7 @@ class GatewayApp:
             elif message["type"] == "lifespan.shutdown":
                 await self.close()
                 await asyncio.to_thread(writer.flush, 30.0)
+                writer.release()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
