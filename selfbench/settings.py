@@ -229,3 +229,15 @@ LOGGING = {
 # and how long an upstream may stay silent mid-call before the call fails as timed out.
 GATEWAY_KEY_CACHE_SECONDS = env_int("GATEWAY_KEY_CACHE_SECONDS", 5)
 GATEWAY_UPSTREAM_READ_TIMEOUT_SECONDS = env_int("GATEWAY_UPSTREAM_READ_TIMEOUT_SECONDS", 600)
+
+# Repositories: GitHub retries and rate-limit waits, bot authors skipped by provenance, the size gate's ceiling.
+GITHUB_RETRIES = env_int("GITHUB_RETRIES", 3)
+GITHUB_RETRY_BACKOFF = float(env_str("GITHUB_RETRY_BACKOFF", "1.0"))
+GITHUB_RATE_LIMIT_INLINE_WAIT = env_int("GITHUB_RATE_LIMIT_INLINE_WAIT", 300)
+GITHUB_MAX_LIST_PAGES = env_int("GITHUB_MAX_LIST_PAGES", 30)
+REPOSITORIES_BOT_AUTHORS = env_list(
+    "REPOSITORIES_BOT_AUTHORS",
+    ["dependabot", "renovate", "github-actions", "greenkeeper", "snyk-bot", "pre-commit-ci"],
+)
+REPOSITORIES_MAX_DIFF_LINES = env_int("REPOSITORIES_MAX_DIFF_LINES", 3000)
+REPOSITORIES_MAX_DIFF_FILES = env_int("REPOSITORIES_MAX_DIFF_FILES", 100)

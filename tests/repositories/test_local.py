@@ -79,3 +79,20 @@ def test_repository_checkout_gives_a_tree_at_the_commit(workspace: Workspace, gi
     before = services.repository_checkout(repository=repository, sha=base.base_sha)
     assert not (before / "src/app/mod_2_0.go").exists()
     assert services.repository_checkout(repository=repository, sha=git_repo.shas[2]) == path  # cached
+
+
+@pytest.mark.django_db
+def test_github_checkout_clones_the_repos_clone_url_with_the_token_kept_out_of_config(
+    workspace: Workspace, git_repo: GitRepoBuilder, github: Any, github_credential: Any
+) -> None:
+    from tests.doubles.github_api import FakeRepo
+
+    _history(git_repo)
+    github.add_repo(FakeRepo(full_name="acme/local", head_sha=git_repo.head(), clone_url=f"file://{git_repo.path}"))
+    repository = services.repository_create(
+        workspace=workspace, kind="github", full_name="acme/local", credential_id=github_credential.pk
+    )
+    path = services.repository_checkout(repository=repository, sha=git_repo.shas[1])
+    assert (path / "src/app/mod_1_2.py").exists()
+    mirror_config = (path.parent.parent / "mirror.git" / "config").read_text()
+    assert github_credential.secret not in mirror_config
