@@ -113,9 +113,9 @@ def setup_keys(run: str, n: int) -> list[str]:
     django.setup()
     from apps.accounts import services as account_services
     from apps.gateway import services
-    from tests.factories import make_workspace
+    from tests.factories import make_user, make_workspace
 
-    workspace = make_workspace(slug=f"bench-{run}")
+    workspace = make_workspace(slug=f"bench-{run}", owner=make_user(username=f"bench-{run}"))
     owner = workspace.memberships.get(role="owner")
     credential = account_services.credential_create(
         workspace=workspace, by=owner, name="bench openai", kind="openai", secret="sk-bench-upstream-000000"
