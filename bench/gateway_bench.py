@@ -212,12 +212,12 @@ async def latency_phase(gateway: str, upstream: str, key: str, calls: int) -> di
 
 
 async def hold_phase(
-    gateway: str, keys: list[str], hold: float, events_per_s: float, chunks: int, pid: int
+    gateway: str, keys: list[str], hold: float, events_per_s: float, chunks: int, pid: int, upstream_pid: int
 ) -> dict[str, float]:
     delay_ms = 1000 / events_per_s
     payload = body(True, f"@chunks={chunks} @delay_ms={delay_ms:g}")
     url = f"{gateway}/gateway/openai/v1/chat/completions"
-    stats = {"calls": 0, "completed": 0, "failed": 0, "dropped": 0, "events": 0}
+    stats: dict[str, float] = {"calls": 0, "completed": 0, "failed": 0, "dropped": 0, "events": 0}
     ttfbs: list[float] = []
     durations: list[float] = []
     stop_at = time.monotonic() + hold
@@ -254,10 +254,13 @@ async def hold_phase(
     timeout = aiohttp.ClientTimeout(total=None, sock_read=120)
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
         cpu0, wall0 = cpu_seconds(pid), time.monotonic()
+        up0, me0 = cpu_seconds(upstream_pid), time.process_time()
         await asyncio.gather(
             *(worker(session, k, i * (chunks * delay_ms / 1000) / len(keys)) for i, k in enumerate(keys))
         )
         cpu1, wall1 = cpu_seconds(pid), time.monotonic()
+        stats["upstream_cpu_s"] = cpu_seconds(upstream_pid) - up0
+        stats["client_cpu_s"] = time.process_time() - me0
     stats.update(
         cpu_s=cpu1 - cpu0,
         wall_s=wall1 - wall0,
@@ -286,7 +289,9 @@ def main() -> None:
     gateway_proc, gateway = start_gateway(upstream)
     try:
         print(f"upstream {upstream} (pid {upstream_proc.pid}); gateway {gateway} (pid {gateway_proc.pid}, 1 worker)")
-        print(f"machine: {os.cpu_count()} CPUs; gateway RSS at start {rss_mb(gateway_proc.pid):.0f} MB")
+        print(
+            f"machine: {os.cpu_count()} CPUs; gateway RSS at start {rss_mb(gateway_proc.pid, upstream_proc.pid):.0f} MB"
+        )
         lat = asyncio.run(latency_phase(gateway, upstream, keys[0], args.calls))
         s = asyncio.run(hold_phase(gateway, keys, args.hold, args.events_per_s, args.chunks, gateway_proc.pid))
         cpu_pct = 100 * s["cpu_s"] / s["wall_s"]
@@ -306,6 +311,11 @@ def main() -> None:
         print(
             f"stream time p50 {s['dur_p50']:.2f} s p95 {s['dur_p95']:.2f} s (ideal {s['ideal']:.2f} s); "
             f"TTFB under load p50 {s['ttfb_p50']:.1f} ms p95 {s['ttfb_p95']:.1f} ms"
+        )
+        print(
+            f"same window, other processes: upstream double {100 * s['upstream_cpu_s'] / s['wall_s']:.0f}% of a core, "
+            f"bench client {100 * s['client_cpu_s'] / s['wall_s']:.0f}%; load average now {os.getloadavg()[0]:.1f} "
+            f"on {os.cpu_count()} CPUs"
         )
         print(f"gateway RSS after: {rss_mb(gateway_proc.pid):.0f} MB")
         expected = int(s["calls"]) + int(lat["via_calls"])
