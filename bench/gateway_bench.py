@@ -289,11 +289,11 @@ def main() -> None:
     gateway_proc, gateway = start_gateway(upstream)
     try:
         print(f"upstream {upstream} (pid {upstream_proc.pid}); gateway {gateway} (pid {gateway_proc.pid}, 1 worker)")
-        print(
-            f"machine: {os.cpu_count()} CPUs; gateway RSS at start {rss_mb(gateway_proc.pid, upstream_proc.pid):.0f} MB"
-        )
+        print(f"machine: {os.cpu_count()} CPUs; gateway RSS at start {rss_mb(gateway_proc.pid):.0f} MB")
         lat = asyncio.run(latency_phase(gateway, upstream, keys[0], args.calls))
-        s = asyncio.run(hold_phase(gateway, keys, args.hold, args.events_per_s, args.chunks, gateway_proc.pid))
+        s = asyncio.run(
+            hold_phase(gateway, keys, args.hold, args.events_per_s, args.chunks, gateway_proc.pid, upstream_proc.pid)
+        )
         cpu_pct = 100 * s["cpu_s"] / s["wall_s"]
         print(
             f"\n== {args.streams} concurrent streams held {args.hold:.0f} s "
