@@ -41,6 +41,16 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from exc
 
 
+def env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from exc
+
+
 def env_list(name: str, default: list[str] | None = None) -> list[str]:
     raw = os.environ.get(name)
     if raw is None or raw == "":
@@ -232,7 +242,7 @@ GATEWAY_UPSTREAM_READ_TIMEOUT_SECONDS = env_int("GATEWAY_UPSTREAM_READ_TIMEOUT_S
 
 # Repositories: GitHub retries and rate-limit waits, bot authors skipped by provenance, the size gate's ceiling.
 GITHUB_RETRIES = env_int("GITHUB_RETRIES", 3)
-GITHUB_RETRY_BACKOFF = float(env_str("GITHUB_RETRY_BACKOFF", "1.0"))
+GITHUB_RETRY_BACKOFF = env_float("GITHUB_RETRY_BACKOFF", 1.0)
 GITHUB_RATE_LIMIT_INLINE_WAIT = env_int("GITHUB_RATE_LIMIT_INLINE_WAIT", 300)
 GITHUB_MAX_LIST_PAGES = env_int("GITHUB_MAX_LIST_PAGES", 30)
 REPOSITORIES_BOT_AUTHORS = env_list(
