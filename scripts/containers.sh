@@ -24,6 +24,9 @@ BASE_PACKAGES=python3,python3-pytest,git,ca-certificates,tmux,patch
 APP_BASE_SUITE=trixie
 APP_BASE_PACKAGES=python3,python3-venv,python3-pip,git,ca-certificates
 RECIPE_LABEL=org.selfbench.recipe
+# Extra CAs this host trusts (e.g. an egress proxy's). They go into the images, or pip/npm/git over
+# TLS inside containers would fail where the host works; a change of them also triggers a rebuild.
+EXTRA_CA_DIR="${EXTRA_CA_DIR:-/usr/local/share/ca-certificates}"
 
 WANT_APP_BASE=0
 WANT_APP_IMAGE=0
@@ -157,6 +160,12 @@ say "ok: podman info works (runtime $(podman info --format '{{.Host.OCIRuntime.N
 # --- 4. images built from debootstrap -----------------------------------------------------------
 # No registry is reachable for images, so the base layers come from Debian's own package mirror.
 recipe_of() { printf '%s' "$*" | sha256sum | cut -c1-16; }
+extra_cas=()
+if [ -d "$EXTRA_CA_DIR" ]; then
+  while IFS= read -r -d '' crt; do extra_cas+=("$crt"); done < <(find "$EXTRA_CA_DIR" -name '*.crt' -type f -print0 | sort -z)
+fi
+ca_digest=none
+[ ${#extra_cas[@]} -gt 0 ] && ca_digest=$(cat "${extra_cas[@]}" | sha256sum | cut -c1-16)
 
 image_recipe() {
   podman image inspect --format "{{index .Labels \"$RECIPE_LABEL\"}}" "$1" 2>/dev/null || true
@@ -166,7 +175,7 @@ image_recipe() {
 build_rootfs_image() {
   local image=$1 suite=$2 packages=$3
   local recipe
-  recipe=$(recipe_of "$suite" minbase "$packages")
+  recipe=$(recipe_of "$suite" minbase "$packages" "$ca_digest")
   local have
   have=$(image_recipe "$image")
   if [ "$have" = "$recipe" ]; then
@@ -176,8 +185,9 @@ build_rootfs_image() {
   if [ -n "$have" ] || podman image exists "$image" 2>/dev/null; then
     say "found: image $image has recipe '${have:-none}', want $recipe: rebuilding"
   fi
-  local work t0
+  local work t0 old_id
   t0=$(date +%s)
+  old_id=$(podman image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)
   work=$(mktemp -d /var/tmp/selfbench-rootfs.XXXXXX)
   # shellcheck disable=SC2064  # expand $work now: it is local
   trap "rm -rf '$work'" EXIT
@@ -186,6 +196,12 @@ build_rootfs_image() {
       >"$work/debootstrap.log" 2>&1; then
     tail -20 "$work/debootstrap.log" >&2
     die "debootstrap $suite failed (log above; is $DEBIAN_MIRROR reachable?)"
+  fi
+  if [ ${#extra_cas[@]} -gt 0 ]; then
+    "${SUDO[@]}" cp "${extra_cas[@]}" "$work/rootfs/usr/local/share/ca-certificates/"
+    "${SUDO[@]}" chroot "$work/rootfs" update-ca-certificates >/dev/null 2>&1 \
+      || die "update-ca-certificates in the $suite rootfs failed"
+    say "did: added ${#extra_cas[@]} CA certificate(s) from $EXTRA_CA_DIR to $image"
   fi
   # Downloaded .debs are only dead weight in the image; apt works again after `apt-get update`.
   "${SUDO[@]}" rm -rf "$work/rootfs/var/cache/apt/archives/"*.deb "$work/rootfs/var/lib/apt/lists/"*
@@ -198,6 +214,10 @@ build_rootfs_image() {
       - "$image" >/dev/null || die "podman import of $image failed"
   "${SUDO[@]}" rm -rf "$work"
   trap - EXIT
+  # Drop the replaced image unless something still uses it (podman refuses then, which is fine).
+  if [ -n "$old_id" ] && podman rmi "$old_id" >/dev/null 2>&1; then
+    say "did: removed the previous $image (${old_id:0:12})"
+  fi
   say "did: built $image in $(( $(date +%s) - t0 ))s ($(podman image inspect --format '{{.Size}}' "$image" | awk '{printf "%d MB", $1/1000000}'))"
 }
 
