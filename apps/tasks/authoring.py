@@ -128,7 +128,10 @@ def smoke_script(*, tree: list[str]) -> str:
 
 def task_toml(*, name: str, tier: str | None, source: PullRequestSource) -> str:
     return (
-        'schema_version = "1.4"\n\n'
+        'schema_version = "1.4"\n'
+        # The verifier runs in a fresh container of the same image with only /app carried over from the agent's:
+        # processes, site-packages edits and files outside /app left by the agent never reach the tests.
+        'artifacts = ["/app"]\n\n'
         "[task]\n"
         f'name = "selfbench/{name}"\n\n'
         "[metadata]\n"
@@ -136,7 +139,8 @@ def task_toml(*, name: str, tier: str | None, source: PullRequestSource) -> str:
         f'source_commit = "{source.base_sha}"\n'
         f'author = "{AUTHOR_NAME}"\n\n'
         "[verifier]\n"
-        "timeout_sec = 600.0\n\n"
+        "timeout_sec = 600.0\n"
+        'environment_mode = "separate"\n\n'
         "[verifier.env]\n"
         # How many times the determinism gate reruns the tests; a host variable so the task files never change.
         f'SB_RUNS = "${{{VERIFY_ENV_RUNS}:-1}}"\n\n'

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import re
 
-from apps.tasks.patches import TIER_RULES, FileDiff, unsafe_path_reasons
+from apps.tasks.patches import TEST_MINIMUMS, FileDiff, unsafe_path_reasons
 
 _PRIVATE_DEF = re.compile(r"^\s*(?:async\s+def|def|class)\s+(_[A-Za-z0-9]\w*)|^\s*(_[A-Za-z0-9]\w*)\s*(?::[^=]+)?=[^=]")
 
@@ -64,8 +64,8 @@ def check_patches(*, gold: list[FileDiff], tests: list[FileDiff], held_out_sourc
 
 def check_tier(*, tier: str | None, fail_to_pass: list[str], pass_to_pass: list[str]) -> list[str]:
     if tier is None:
-        return ["the reference patch reaches no difficulty tier (easy needs 20+ changed lines in 1+ file)"]
-    _, _, min_f2p, min_p2p = TIER_RULES[tier]
+        return ["the reference patch reaches no tier (easy needs 20+ changed lines in 1+ implementation file)"]
+    min_f2p, min_p2p = TEST_MINIMUMS[tier]
     reasons = []
     if len(fail_to_pass) < min_f2p:
         reasons.append(f"{tier} needs {min_f2p}+ fail-to-pass tests; the held-out tests have {len(fail_to_pass)}")

@@ -7,20 +7,17 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from apps.repositories.analysis import FileKind, Tier, cap_tier, classify_path, tier_reached
+
 _HEADER = re.compile(r"^diff --git a/(.+?) b/(.+)$")
 
-# Until apps.repositories.analysis provides the classifier, this mirrors the verifier's own rule
-# (task_scripts/verify.py::is_test_path), so what the author holds out is exactly what the verifier protects.
-TEST_DIRS = frozenset({"tests", "test", "testing"})
+# Files the verifier always protects, whatever the classifier says (task_scripts/verify.py::is_test_path).
 TEST_FILES = frozenset({"conftest.py", "pytest.ini", "tox.ini"})
 
 
 def is_test_path(path: str) -> bool:
-    parts = path.split("/")
-    name = parts[-1]
-    if name in TEST_FILES or any(p in TEST_DIRS for p in parts[:-1]):
-        return True
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+    """Held out from the agent: the repositories app's test classification, plus pytest's own config files."""
+    return classify_path(path) == FileKind.TEST or path.split("/")[-1] in TEST_FILES
 
 
 @dataclass(frozen=True)
@@ -119,22 +116,13 @@ def unsafe_path_reasons(files: list[FileDiff]) -> list[str]:
     return reasons
 
 
-TIER_RULES: dict[str, tuple[int, int, int, int]] = {
-    # tier: (min changed lines, min implementation paths, min fail-to-pass, min pass-to-pass)
-    "easy": (20, 1, 1, 0),
-    "medium": (50, 2, 1, 1),
-    "hard": (100, 3, 1, 2),
-}
-TIER_ORDER = ["easy", "medium", "hard"]
+# Fail-to-pass / pass-to-pass minimums per tier (the acceptance rules); line and path rules live in analysis.
+TEST_MINIMUMS: dict[str, tuple[int, int]] = {"easy": (1, 0), "medium": (1, 1), "hard": (1, 2)}
 
 
 def reached_tier(gold: list[FileDiff], requested: str) -> str | None:
-    """The hardest tier the reference patch reaches, up to the requested one (None: not even easy)."""
-    lines = sum(f.changed_lines for f in gold)
-    paths = len({f.path for f in gold})
-    best: str | None = None
-    for tier in TIER_ORDER[: TIER_ORDER.index(requested) + 1]:
-        min_lines, min_paths, _, _ = TIER_RULES[tier]
-        if lines >= min_lines and paths >= min_paths:
-            best = tier
-    return best
+    """The hardest tier the reference patch's implementation files reach, up to the requested one."""
+    impl = [f for f in gold if classify_path(f.path) == FileKind.IMPLEMENTATION]
+    reached = tier_reached(lines=sum(f.changed_lines for f in impl), paths=len({f.path for f in impl}))
+    capped = cap_tier(reached, Tier(requested))
+    return str(capped) if capped is not None else None

@@ -145,8 +145,15 @@ def restore_held_out(tests: Path, clean: Path, config: dict[str, Any]) -> None:
             remove(target)
 
 
+def _stat(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def kill_strays() -> None:
-    """Stop processes the agent left running (they could rewrite the reward after us). Containers only."""
+    """Stop processes the agent left running (they could rewrite the reward after us). Containers only.
+
+    Spared: this process's ancestors, and PID 1 with whatever started alongside it (the container's own command,
+    e.g. `sh -c "sleep infinity"`, whose end would stop the container)."""
     if not (Path("/run/.containerenv").exists() or Path("/.dockerenv").exists()):
         return
     keep = {1}
@@ -154,16 +161,23 @@ def kill_strays() -> None:
     while pid > 1:
         keep.add(pid)
         try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            pid = int(fields[1])
+            pid = int(_stat(pid)[1])
         except (OSError, IndexError, ValueError):
             break
+    try:
+        boot = int(_stat(1)[19])
+    except (OSError, IndexError, ValueError):
+        return
+    grace = 3 * os.sysconf("SC_CLK_TCK")
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) not in keep:
-            try:
-                os.kill(int(entry.name), signal.SIGKILL)
-            except OSError:
-                pass
+        if not entry.name.isdigit() or int(entry.name) in keep:
+            continue
+        try:
+            if int(_stat(int(entry.name))[19]) - boot <= grace:
+                continue
+            os.kill(int(entry.name), signal.SIGKILL)
+        except (OSError, IndexError, ValueError):
+            pass
 
 
 def run_selected(tests: Path, tree: Path, out: Path) -> dict[str, str]:

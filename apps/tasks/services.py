@@ -1,0 +1,372 @@
+"""Every write to tasks: create, author, gate, review hand-off, approve/reject, recover.
+
+The flow: task_create → (job) task_author → (job per gate) task_run_gate … → in_review → awaiting_approval;
+people call task_approve / task_reject. Gate failures reject the task with the gate's reason; infrastructure
+errors are retried up to MAX_INFRA_ATTEMPTS per gate, then the task is infrastructure_failed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from apps.accounts.models import Workspace
+from apps.repositories import services as repository_services
+from apps.repositories.models import Candidate
+from apps.tasks import authoring, checks, gates, jobs, storage
+from apps.tasks.models import GATE_ORDER, Gate, GateRun, GateStatus, Task, TaskState, TaskVersion
+from selfbench import harbor_adapter
+from selfbench.errors import Conflict, InvalidInput
+
+logger = logging.getLogger(__name__)
+
+MAX_INFRA_ATTEMPTS = 3
+
+
+def determinism_runs() -> int:
+    return max(1, int(getattr(settings, "TASKS_DETERMINISM_RUNS", 3)))
+
+
+# --- state ------------------------------------------------------------------------------------------------------------
+
+
+def task_set_state(*, task: Task, state: str, reason: str = "") -> Task:
+    """Move the task (and its candidate, if any) to `state` with a reason."""
+    if (
+        state in (TaskState.APPROVED, TaskState.REJECTED, TaskState.FAILED, TaskState.INFRASTRUCTURE_FAILED)
+        and not reason
+    ):
+        raise InvalidInput("a terminal state needs a reason")
+    with transaction.atomic():
+        Task.objects.filter(pk=task.pk).update(
+            state=state, reason=reason, state_changed_at=timezone.now(), updated_at=timezone.now()
+        )
+        task.refresh_from_db()
+        if task.candidate_id is not None:
+            candidate = Candidate.objects.get(pk=task.candidate_id)
+            if candidate.state != state:
+                try:
+                    repository_services.candidate_set_state(candidate=candidate, state=state, reason=reason)
+                except Conflict:
+                    logger.warning("candidate %s cannot follow task %s to %s", candidate.pk, task.pk, state)
+    return task
+
+
+def _claim(task: Task, from_state: str, to_state: str) -> bool:
+    """Idempotent job start: only one worker moves the task out of `from_state`."""
+    return Task.objects.filter(pk=task.pk, state=from_state).update(state=to_state, updated_at=timezone.now()) == 1
+
+
+# --- creation ---------------------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def task_create(
+    *,
+    workspace: Workspace,
+    source: authoring.PullRequestSource,
+    tier_requested: str = "easy",
+    candidate: Candidate | None = None,
+) -> Task:
+    """Create a proposed task for one PR and schedule its authoring."""
+    if tier_requested not in ("easy", "medium", "hard"):
+        raise InvalidInput("tier must be easy, medium or hard")
+    task = Task.objects.create(
+        workspace=workspace,
+        candidate=candidate,
+        repository=candidate.batch.repository if candidate else None,
+        batch=candidate.batch if candidate else None,
+        source_path=str(source.repo_path),
+        source_repository=source.repository,
+        pr_number=source.number,
+        base_sha=source.base_sha,
+        head_sha=source.head_sha,
+        title=source.title,
+        body=source.body,
+        tier_requested=tier_requested,
+    )
+    transaction.on_commit(lambda: jobs.enqueue_task_author(task.pk))
+    return task
+
+
+def task_create_for_candidate(*, candidate: Candidate) -> Task:
+    """Create the task of a repositories candidate: its PR's base and head from a checkout of the repository."""
+    pr = candidate.pull_request
+    repository = candidate.batch.repository
+    head = pr.head_sha or pr.merge_sha
+    if not head:
+        raise InvalidInput(f"PR #{pr.number} has no head or merge commit")
+    checkout = repository_services.repository_checkout(repository=repository, sha=head)
+    source = authoring.PullRequestSource(
+        repo_path=checkout,
+        base_sha=pr.base_sha,
+        head_sha=head,
+        title=pr.title,
+        body=pr.body,
+        number=pr.number,
+        repository=repository.full_name or repository.location,
+    )
+    return task_create(
+        workspace=repository.workspace, source=source, tier_requested=candidate.tier or "easy", candidate=candidate
+    )
+
+
+# --- authoring --------------------------------------------------------------------------------------------------------
+
+
+def _source(task: Task) -> authoring.PullRequestSource:
+    return authoring.PullRequestSource(
+        repo_path=Path(task.source_path),
+        base_sha=task.base_sha,
+        head_sha=task.head_sha,
+        title=task.title,
+        body=task.body,
+        number=task.pr_number,
+        repository=task.source_repository,
+    )
+
+
+def _record(task: Task, gate: str, attempt: int, result: gates.GateResult, version: TaskVersion | None) -> GateRun:
+    return GateRun.objects.create(
+        task=task,
+        version=version,
+        gate=gate,
+        attempt=attempt,
+        status=result.status,
+        reason=result.reason,
+        trial_name=result.trial_name,
+        reward=result.reward,
+        runs=result.runs,
+        flake_rate=result.flake_rate,
+        details=result.details,
+        log=result.log,
+        duration_sec=round(result.duration_sec, 3),
+        finished_at=timezone.now(),
+    )
+
+
+def _attempts(task: Task, gate: str, version: TaskVersion | None) -> int:
+    return GateRun.objects.filter(task=task, gate=gate, version=version).count()
+
+
+def task_author(*, task: Task) -> Task:
+    """Author the task: split the PR, static checks, discovery run, final files stored as a new version; then
+    schedule the build gate. Rejects with the reasons when a check fails."""
+    if not _claim(task, TaskState.PROPOSED, TaskState.AUTHORING):
+        task.refresh_from_db()
+        if task.state != TaskState.AUTHORING:
+            return task
+    task = task_set_state(task=task, state=TaskState.AUTHORING, reason="")
+    try:
+        draft = authoring.draft(
+            source=_source(task), tier_requested=task.tier_requested, base_image=settings.BASE_IMAGE
+        )
+    except Exception as exc:
+        logger.exception("authoring task %s failed", task.pk)
+        return task_set_state(task=task, state=TaskState.FAILED, reason=f"authoring failed: {exc}")
+    if draft.reasons:
+        return task_set_state(task=task, state=TaskState.REJECTED, reason="static checks: " + "; ".join(draft.reasons))
+    _, draft_dir = storage.store(draft.files, kind="task-drafts")
+    result: gates.GateResult | None = None
+    for _ in range(MAX_INFRA_ATTEMPTS):
+        attempt = _attempts(task, Gate.DISCOVERY, None) + 1
+        if attempt > MAX_INFRA_ATTEMPTS:
+            break
+        result = gates.run_discovery(draft_dir, gates.trial_name(task.pk, Gate.DISCOVERY, attempt))
+        _record(task, Gate.DISCOVERY, attempt, result, None)
+        if result.status != gates.INFRA:
+            break
+    if result is None or result.status == gates.INFRA:
+        return task_set_state(
+            task=task,
+            state=TaskState.INFRASTRUCTURE_FAILED,
+            reason=f"discovery run failed {MAX_INFRA_ATTEMPTS} times: {result.reason if result else 'no attempt'}",
+        )
+    if result.status != gates.PASSED:
+        return task_set_state(task=task, state=TaskState.REJECTED, reason=f"discovery: {result.reason}")
+    files, definition = authoring.finalize(
+        draft=draft, before=result.details.get("before", {}), after=result.details.get("after", {})
+    )
+    reasons = checks.check_tier(
+        tier=draft.tier, fail_to_pass=definition["failToPass"], pass_to_pass=definition["passToPass"]
+    )
+    digest, task_dir = storage.store(files)
+    findings = harbor_adapter.lint_task(task_dir)
+    reasons += [f"harbor lint: {f}" for f in findings]
+    with transaction.atomic():
+        version, _ = TaskVersion.objects.get_or_create(
+            task=task,
+            content_hash=digest,
+            defaults={
+                "definition": definition,
+                "fail_to_pass": definition["failToPass"],
+                "pass_to_pass": definition["passToPass"],
+            },
+        )
+        Task.objects.filter(pk=task.pk).update(version=version, tier=draft.tier or "")
+        task.refresh_from_db()
+        if reasons:
+            return task_set_state(task=task, state=TaskState.REJECTED, reason="static checks: " + "; ".join(reasons))
+        task = task_set_state(task=task, state=TaskState.VERIFYING, reason="")
+        transaction.on_commit(lambda: jobs.enqueue_task_gate(task.pk, str(Gate.BUILD)))
+    return task
+
+
+# --- gates ------------------------------------------------------------------------------------------------------------
+
+
+def _run_one(task: Task, version: TaskVersion, gate: str, attempt: int) -> gates.GateResult:
+    name = gates.trial_name(task.pk, gate, attempt)
+    if gate == Gate.BUILD:
+        return gates.run_build(version.path, name)
+    if gate == Gate.SMOKE:
+        return gates.run_smoke(version.path, name)
+    if gate == Gate.NOP:
+        return gates.run_nop(version.path, name, fail_to_pass=version.fail_to_pass, pass_to_pass=version.pass_to_pass)
+    if gate == Gate.ORACLE:
+        return gates.run_oracle(version.path, name)
+    return gates.run_oracle(version.path, name, runs=determinism_runs())
+
+
+def task_run_gate(*, task: Task, gate: str) -> Task:
+    """Run one gate of the task's current version (retrying infrastructure errors), record each attempt, and
+    schedule the next gate, reject the task, or mark it infrastructure_failed."""
+    if gate not in GATE_ORDER:
+        raise InvalidInput(f"unknown gate {gate}")
+    task.refresh_from_db()
+    version = task.version
+    if task.state != TaskState.VERIFYING or version is None:
+        return task
+    if GateRun.objects.filter(task=task, version=version, gate=gate, status=GateStatus.PASSED).exists():
+        return _advance(task, version, gate)
+    while True:
+        attempt = _attempts(task, gate, version) + 1
+        if attempt > MAX_INFRA_ATTEMPTS:
+            last = GateRun.objects.filter(task=task, version=version, gate=gate).last()
+            reason = f"{gate} gate: infrastructure failed {MAX_INFRA_ATTEMPTS} times: {last.reason if last else ''}"
+            return task_set_state(task=task, state=TaskState.INFRASTRUCTURE_FAILED, reason=reason)
+        # A running row first, so a worker killed mid-gate leaves evidence that task_recover_stale can act on.
+        row = GateRun.objects.create(task=task, version=version, gate=gate, attempt=attempt)
+        result = _run_one(task, version, gate, attempt)
+        GateRun.objects.filter(pk=row.pk).update(
+            status=result.status,
+            reason=result.reason,
+            trial_name=result.trial_name,
+            reward=result.reward,
+            runs=result.runs,
+            flake_rate=result.flake_rate,
+            details=result.details,
+            log=result.log,
+            duration_sec=round(result.duration_sec, 3),
+            finished_at=timezone.now(),
+        )
+        Task.objects.filter(pk=task.pk).update(infra_attempts=attempt if result.status == gates.INFRA else 0)
+        if result.status == gates.INFRA:
+            continue
+        if gate == Gate.DETERMINISM:
+            Task.objects.filter(pk=task.pk).update(flake_rate=result.flake_rate or 0.0)
+        if result.status == gates.FAILED:
+            return task_set_state(task=task, state=TaskState.REJECTED, reason=f"{gate} gate: {result.reason}")
+        return _advance(task, version, gate)
+
+
+def _advance(task: Task, version: TaskVersion, gate: str) -> Task:
+    index = GATE_ORDER.index(Gate(gate))
+    if index + 1 < len(GATE_ORDER):
+        following = str(GATE_ORDER[index + 1])
+        transaction.on_commit(lambda: jobs.enqueue_task_gate(task.pk, following))
+        return task
+    TaskVersion.objects.filter(pk=version.pk).update(verified_at=timezone.now())
+    task = task_set_state(task=task, state=TaskState.IN_REVIEW, reason="all five gates passed")
+    return task_review_handoff(task=task)
+
+
+def task_review_handoff(*, task: Task) -> Task:
+    """No automatic reviewer is wired in yet (a later issue): hand the verified task to people, saying so."""
+    return task_set_state(
+        task=task,
+        state=TaskState.AWAITING_APPROVAL,
+        reason="verified by all five gates; no automatic reviewer is configured, so a person reviews it at approval",
+    )
+
+
+def task_recover_stale(*, older_than: timedelta = timedelta(hours=3)) -> list[Task]:
+    """Gate runs left `running` by a killed worker: mark them infrastructure errors and run the gate again
+    (task_run_gate counts them as attempts, so a gate that keeps dying ends infrastructure_failed)."""
+    cutoff = timezone.now() - older_than
+    recovered: list[Task] = []
+    for row in GateRun.objects.filter(status=GateStatus.RUNNING, started_at__lt=cutoff).select_related("task"):
+        GateRun.objects.filter(pk=row.pk, status=GateStatus.RUNNING).update(
+            status=GateStatus.INFRASTRUCTURE_ERROR,
+            reason="the worker stopped during this gate",
+            finished_at=timezone.now(),
+        )
+        if row.task.state == TaskState.VERIFYING:
+            gate = row.gate
+            task_id = row.task_id
+            transaction.on_commit(lambda t=task_id, g=gate: jobs.enqueue_task_gate(t, g))  # type: ignore[misc]
+            recovered.append(row.task)
+    for task in Task.objects.filter(state=TaskState.AUTHORING, updated_at__lt=cutoff):
+        recovered.append(task_set_state(task=task, state=TaskState.FAILED, reason="the worker stopped while authoring"))
+    return recovered
+
+
+# --- people -----------------------------------------------------------------------------------------------------------
+
+
+def task_approve(*, task: Task, user: AbstractBaseUser | None, note: str = "") -> Task:
+    """A person approves a verified task; only approved tasks are evaluated."""
+    if task.state != TaskState.AWAITING_APPROVAL:
+        raise Conflict(f"task {task.pk} is {task.state}; only a task awaiting approval can be approved")
+    task = task_set_state(task=task, state=TaskState.APPROVED, reason=note or "approved")
+    return _decided(task, user, note)
+
+
+def task_reject(*, task: Task, user: AbstractBaseUser | None, note: str) -> Task:
+    """A person rejects a task awaiting approval (or takes back an approval), with a note."""
+    if not note.strip():
+        raise InvalidInput("a rejection needs a note")
+    if task.state not in (TaskState.AWAITING_APPROVAL, TaskState.APPROVED):
+        raise Conflict(f"task {task.pk} is {task.state}; only a task awaiting approval or approved can be rejected")
+    task = task_set_state(task=task, state=TaskState.REJECTED, reason=f"rejected by a person: {note}")
+    return _decided(task, user, note)
+
+
+def _decided(task: Task, user: AbstractBaseUser | None, note: str) -> Task:
+    Task.objects.filter(pk=task.pk).update(
+        decision_note=note,
+        decided_by=user if user is not None and user.is_authenticated else None,
+        decided_at=timezone.now(),
+    )
+    task.refresh_from_db()
+    return task
+
+
+def version_files(version: TaskVersion) -> list[dict[str, Any]]:
+    """The version's files for the detail view (text inline, binaries by size)."""
+    out: list[dict[str, Any]] = []
+    root = version.path
+    for path in sorted(root.rglob("*")):
+        if not path.is_file():
+            continue
+        rel = path.relative_to(root).as_posix()
+        data = path.read_bytes()
+        text: str | None
+        try:
+            text = data.decode() if len(data) <= 200_000 and not rel.endswith(".tar") else None
+        except UnicodeDecodeError:
+            text = None
+        out.append({"path": rel, "size": len(data), "content": text})
+    return out
+
+
+def definition_json(version: TaskVersion) -> str:
+    return json.dumps(version.definition, indent=1, sort_keys=True)
