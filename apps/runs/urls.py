@@ -1,4 +1,6 @@
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, path
+
+from apps.runs import api
 
 app_name = "runs"
 
@@ -6,4 +8,24 @@ app_name = "runs"
 urlpatterns: list[URLPattern | URLResolver] = []
 
 # JSON API, mounted under /api/w/<slug>/ with the namespace "runs-api".
-api_urlpatterns: list[URLPattern | URLResolver] = []
+api_urlpatterns: list[URLPattern | URLResolver] = [
+    path("evaluations/catalog", api.CatalogApi.as_view(), name="catalog"),
+    path("evaluations/options", api.OptionsApi.as_view(), name="options"),
+    path("evaluations/comparisons", api.ComparisonListStartApi.as_view(), name="comparisons"),
+    path("evaluations/comparisons/<str:comparison_id>", api.ComparisonDetailApi.as_view(), name="comparison"),
+    path(
+        "evaluations/comparisons/<str:comparison_id>/resume",
+        api.ComparisonResumeApi.as_view(),
+        name="comparison_resume",
+    ),
+    path(
+        "evaluations/comparisons/<str:comparison_id>/cancel",
+        api.ComparisonCancelApi.as_view(),
+        name="comparison_cancel",
+    ),
+    path("evaluations", api.EvaluationListApi.as_view(), name="evaluations"),
+    path("evaluations/<int:evaluation_id>", api.EvaluationDetailApi.as_view(), name="evaluation"),
+    path("evaluations/<int:evaluation_id>/artifacts", api.EvaluationArtifactApi.as_view(), name="artifacts"),
+    path("evaluations/<int:evaluation_id>/cancel", api.EvaluationCancelApi.as_view(), name="evaluation_cancel"),
+    path("evaluations/<int:evaluation_id>/delete", api.EvaluationDeleteApi.as_view(), name="evaluation_delete"),
+]
