@@ -26,10 +26,11 @@ RUN python3 -m venv "$VIRTUAL_ENV" \
     && pip install --no-cache-dir -r requirements.txt
 
 COPY . .
-# Hashed, compressed static files served by whitenoise. SECRET_KEY here only lets settings load;
-# the running container gets its own from the environment.
+# Hashed, compressed static files served by whitenoise. The two keys here only let settings load;
+# they are not kept in the image, and the running container gets real ones from the environment.
 ENV DJANGO_STATIC_MANIFEST=True
-RUN SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput -v0
+RUN SECRET_KEY=collectstatic-only SECRETS_ENCRYPTION_KEYS=collectstatic-only \
+    python manage.py collectstatic --noinput -v0
 
 RUN useradd --system --create-home --home-dir /home/selfbench selfbench \
     && mkdir -p /srv/selfbench/media \

@@ -259,8 +259,9 @@ def run_trial(
     type, or an import path "pkg.mod:Class"). `environment_kwargs` keys that are Harbor
     EnvironmentConfig fields (override_cpus, force_build, env, ...) are set there, the rest go to the
     provider's constructor. Call it from synchronous code (a django-q2 job), never from a running loop.
-    Raises TrialSetupError when the trial cannot be configured; failures during the trial are
-    reported in the outcome (failure_cause, exception_*).
+    A previous trial directory of the same name is replaced. Raises TrialSetupError when the trial
+    cannot be configured; failures during the trial are reported in the outcome (failure_cause,
+    exception_*).
     """
     from django.conf import settings
 
@@ -277,8 +278,13 @@ def run_trial(
         delete=delete,
     )
     config.trials_dir.mkdir(parents=True, exist_ok=True)
+    trial_dir = config.trials_dir / config.trial_name
+    if trial_dir.exists():
+        # A retried job reuses its trial name; Harbor would mix the old run's files (verifier output,
+        # command output) into the new one, so start from an empty directory.
+        shutil.rmtree(trial_dir)
     result = asyncio.run(_create_and_run(config))
-    return _outcome(result, trial_dir=config.trials_dir / config.trial_name)
+    return _outcome(result, trial_dir=trial_dir)
 
 
 # --- internals ------------------------------------------------------------------------------------

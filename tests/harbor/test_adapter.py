@@ -43,6 +43,11 @@ def _run(task_dir: Path, tmp_path: Path, agent: AgentSpec, **kwargs: object) -> 
 
 @pytest.mark.containers
 def test_oracle_agent_scores_one_on_podman(task_dir: Path, tmp_path: Path) -> None:
+    # Leftovers of an earlier run under the same trial name (a retried job) must not leak in.
+    stale = tmp_path / "trials" / "test-oracle" / "agent" / "command.txt"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("stale output")
+
     outcome = _run(task_dir, tmp_path, AgentSpec(name="oracle"))
 
     assert outcome.exception_type is None, outcome.exception_message
@@ -59,6 +64,7 @@ def test_oracle_agent_scores_one_on_podman(task_dir: Path, tmp_path: Path) -> No
     # The oracle calls no model: unknown usage stays None, never 0.
     assert outcome.cost_usd is None
     assert outcome.n_input_tokens is None and outcome.n_output_tokens is None
+    assert not stale.exists() and outcome.agent_output is None
 
 
 @pytest.mark.containers
