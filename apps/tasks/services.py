@@ -3,6 +3,9 @@
 The flow: task_create → (job) task_author → (job per gate) task_run_gate … → in_review → awaiting_approval;
 people call task_approve / task_reject. Gate failures reject the task with the gate's reason; infrastructure
 errors are retried up to MAX_INFRA_ATTEMPTS per gate, then the task is infrastructure_failed.
+
+A candidate that fails authoring's checks or a gate ends `failed` with the check's or gate's reason (the state graph
+of apps.repositories allows `rejected` only from review or approval, i.e. a reviewer's or a person's decision).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from django.utils import timezone
 
 from apps.accounts.models import Workspace
 from apps.repositories import services as repository_services
-from apps.repositories.models import Candidate
+from apps.repositories.models import Candidate, CandidateState
 from apps.tasks import authoring, checks, gates, jobs, storage
 from apps.tasks.models import GATE_ORDER, Gate, GateRun, GateStatus, Task, TaskState, TaskVersion
 from selfbench import harbor_adapter
@@ -173,7 +176,7 @@ def task_author(*, task: Task) -> Task:
         logger.exception("authoring task %s failed", task.pk)
         return task_set_state(task=task, state=TaskState.FAILED, reason=f"authoring failed: {exc}")
     if draft.reasons:
-        return task_set_state(task=task, state=TaskState.REJECTED, reason="static checks: " + "; ".join(draft.reasons))
+        return task_set_state(task=task, state=TaskState.FAILED, reason="static checks: " + "; ".join(draft.reasons))
     _, draft_dir = storage.store(draft.files, kind="task-drafts")
     result: gates.GateResult | None = None
     for _ in range(MAX_INFRA_ATTEMPTS):
@@ -191,7 +194,7 @@ def task_author(*, task: Task) -> Task:
             reason=f"discovery run failed {MAX_INFRA_ATTEMPTS} times: {result.reason if result else 'no attempt'}",
         )
     if result.status != gates.PASSED:
-        return task_set_state(task=task, state=TaskState.REJECTED, reason=f"discovery: {result.reason}")
+        return task_set_state(task=task, state=TaskState.FAILED, reason=f"discovery: {result.reason}")
     files, definition = authoring.finalize(
         draft=draft, before=result.details.get("before", {}), after=result.details.get("after", {})
     )
@@ -214,7 +217,7 @@ def task_author(*, task: Task) -> Task:
         Task.objects.filter(pk=task.pk).update(version=version, tier=draft.tier or "")
         task.refresh_from_db()
         if reasons:
-            return task_set_state(task=task, state=TaskState.REJECTED, reason="static checks: " + "; ".join(reasons))
+            return task_set_state(task=task, state=TaskState.FAILED, reason="static checks: " + "; ".join(reasons))
         task = task_set_state(task=task, state=TaskState.VERIFYING, reason="")
         transaction.on_commit(lambda: jobs.enqueue_task_gate(task.pk, str(Gate.BUILD)))
     return task
@@ -274,7 +277,7 @@ def task_run_gate(*, task: Task, gate: str) -> Task:
         if gate == Gate.DETERMINISM:
             Task.objects.filter(pk=task.pk).update(flake_rate=result.flake_rate or 0.0)
         if result.status == gates.FAILED:
-            return task_set_state(task=task, state=TaskState.REJECTED, reason=f"{gate} gate: {result.reason}")
+            return task_set_state(task=task, state=TaskState.FAILED, reason=f"{gate} gate: {result.reason}")
         return _advance(task, version, gate)
 
 
@@ -370,3 +373,29 @@ def version_files(version: TaskVersion) -> list[dict[str, Any]]:
 
 def definition_json(version: TaskVersion) -> str:
     return json.dumps(version.definition, indent=1, sort_keys=True)
+
+
+def tasks_start_for_proposed(*, batch_id: int | None = None) -> list[Task]:
+    """Create (and schedule the authoring of) a task for every proposed candidate that has none yet."""
+    candidates = Candidate.objects.filter(state=CandidateState.PROPOSED, tasks__isnull=True).select_related(
+        "batch__repository", "pull_request"
+    )
+    if batch_id is not None:
+        candidates = candidates.filter(batch_id=batch_id)
+    return [task_create_for_candidate(candidate=candidate) for candidate in candidates]
+
+
+def task_version_derive(*, task: Task, base: TaskVersion, files: storage.TaskFiles) -> TaskVersion:
+    """Store changed files of `task` as another of its versions (content-addressed), keeping `base`'s definition and
+    selected tests. The task's own version does not change (repo ablations build their task versions this way)."""
+    digest, _ = storage.store(files)
+    version, _ = TaskVersion.objects.get_or_create(
+        task=task,
+        content_hash=digest,
+        defaults={
+            "definition": base.definition,
+            "fail_to_pass": base.fail_to_pass,
+            "pass_to_pass": base.pass_to_pass,
+        },
+    )
+    return version

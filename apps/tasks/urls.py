@@ -1,11 +1,16 @@
 from django.urls import URLPattern, URLResolver, path
 
-from apps.tasks import api
+from apps.tasks import api, views
 
 app_name = "tasks"
 
 # HTML pages, mounted at the site root (workspace pages live under w/<slug:slug>/).
-urlpatterns: list[URLPattern | URLResolver] = []
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("w/<slug:slug>/tasks/", views.task_list, name="list"),
+    path("w/<slug:slug>/tasks/<int:task_id>/", views.task_detail, name="detail"),
+    path("w/<slug:slug>/tasks/<int:task_id>/approve/", views.task_approve, name="approve"),
+    path("w/<slug:slug>/tasks/<int:task_id>/reject/", views.task_reject, name="reject"),
+]
 
 # JSON API, mounted under /api/w/<slug>/ with the namespace "tasks-api".
 api_urlpatterns: list[URLPattern | URLResolver] = [

@@ -44,11 +44,11 @@ def test_three_prs_give_one_verified_task_and_two_rejections(workspace, settings
     assert all(r.status == GateStatus.PASSED and r.duration_sec and r.log for r in good.gate_runs.all())
     assert good.flake_rate == 0.0
 
-    assert bad.state == TaskState.REJECTED
+    assert bad.state == TaskState.FAILED
     assert bad.reason.startswith("oracle gate: the reference patch does not make the selected tests pass")
     assert "tests/test_power.py::test_power" in bad.reason
 
-    assert flaky.state == TaskState.REJECTED
+    assert flaky.state == TaskState.FAILED
     assert flaky.reason.startswith("determinism gate: passed 1 of 3 runs")
     assert "test_cache_warms_once" in flaky.reason
     assert flaky.gate_runs.get(gate="determinism").flake_rate == pytest.approx(2 / 3)

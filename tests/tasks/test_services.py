@@ -134,7 +134,7 @@ def test_a_dockerfile_that_does_not_build_fails_the_gate_without_retries(
         ),
     )
     task = services.task_run_gate(task=task, gate="build")
-    assert task.state == TaskState.REJECTED and task.reason.startswith("build gate: the image does not build")
+    assert task.state == TaskState.FAILED and task.reason.startswith("build gate: the image does not build")
     assert GateRun.objects.filter(task=task).count() == 1
 
 
