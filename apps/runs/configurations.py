@@ -1,8 +1,8 @@
 """Configurations: the baseline, saved harnesses, environments (repo ablations) and harness × environment.
 
 Saved harnesses and environments belong to apps.harnesses and apps.ablations (issue 7). Comparisons only need a
-frozen snapshot of each, read through `load_harnesses` / `load_environments`. Until those apps have tables, no
-id exists and every id is refused. Issue 7 fills the two loaders; nothing else here needs to change.
+frozen snapshot of each, read through `load_harnesses` / `load_environments`, which turn those apps' snapshot dicts
+(harnesses.services.harness_snapshot, ablations.services.environment_snapshot) into the dataclasses below.
 """
 
 from __future__ import annotations
@@ -40,10 +40,13 @@ class HarnessSnapshot:
     instructions: str = ""
     instructions_in_system_prompt: bool = False
     subagent: SubagentChoice | None = None
+    fingerprint: str = ""  # apps.harnesses' configuration identity of a saved harness
 
     @property
     def identity(self) -> str:
         """Two harnesses that change the same things are one configuration, whatever they are named."""
+        if self.fingerprint:
+            return self.fingerprint[:16]
         changes = {
             "agent": self.agent,
             "options": self.options,
@@ -81,16 +84,47 @@ class EnvironmentSnapshot:
     id: str
     name: str
     task_dirs: dict[int, Path] = field(default_factory=dict)
+    task_versions: dict[int, int] = field(default_factory=dict)  # the task version built there, by task id
+    not_ready: dict[int, str] = field(default_factory=dict)  # approved tasks it leaves out, and why
 
 
 def load_harnesses(*, workspace: Workspace, ids: list[str]) -> dict[str, HarnessSnapshot]:
     """Snapshots of the workspace's saved harnesses with these ids (missing ids are simply absent)."""
-    return {}
+    from apps.harnesses import queries
+
+    out: dict[str, HarnessSnapshot] = {}
+    for key, snap in queries.harness_snapshots(workspace=workspace, ids=ids).items():
+        sub = snap["subagent"]
+        out[key] = HarnessSnapshot(
+            id=snap["id"],
+            name=snap["name"],
+            agent=snap["agent"],
+            options=dict(snap["options"]),
+            skills=tuple(snap["skills"]),
+            instructions=snap["instructions"],
+            instructions_in_system_prompt=snap["instructionsInSystemPrompt"],
+            subagent=None
+            if sub is None
+            else SubagentChoice(sub["catalogId"], str(sub["credentialId"] or ""), sub["prompt"]),
+            fingerprint=snap["fingerprint"],
+        )
+    return out
 
 
 def load_environments(*, workspace: Workspace, ids: list[str]) -> dict[str, EnvironmentSnapshot]:
     """Snapshots of the workspace's environments with these ids (missing ids are simply absent)."""
-    return {}
+    from apps.ablations import queries
+
+    return {
+        key: EnvironmentSnapshot(
+            id=snap["id"],
+            name=snap["name"],
+            task_dirs={int(t): Path(d) for t, d in snap["taskDirs"].items()},
+            task_versions={int(t): int(v) for t, v in snap["taskVersions"].items()},
+            not_ready={int(t): why for t, why in snap["notReady"].items()},
+        )
+        for key, snap in queries.environment_snapshots(workspace=workspace, ids=ids).items()
+    }
 
 
 @dataclass(frozen=True)

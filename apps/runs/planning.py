@@ -6,6 +6,7 @@ problem before raising one InvalidInput, so a client fixes its body in one round
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -118,7 +119,12 @@ def _default_subagent_credential(model_id: str, credentials: dict[str, Credentia
     if model is None:
         return None
     for credential in sorted(credentials.values(), key=lambda c: c.pk):
-        if credential.kind in MODEL_CREDENTIAL_KINDS and model.served_by(credential.kind):
+        # Never a custom endpoint: a subagent model goes through the gateway with a provider credential.
+        if (
+            credential.kind in MODEL_CREDENTIAL_KINDS
+            and credential.kind != "custom"
+            and model.served_by(credential.kind)
+        ):
             return str(credential.pk)
     return MANAGED if gateway_services.managed_secret(model.provider) else None
 
@@ -352,16 +358,7 @@ def _with_default_subagent(harness: HarnessSnapshot, credentials: dict[str, Cred
         return harness
     default = _default_subagent_credential(harness.subagent.catalog_id, credentials) or ""
     sub = SubagentChoice(harness.subagent.catalog_id, default, harness.subagent.prompt)
-    return HarnessSnapshot(
-        harness.id,
-        harness.name,
-        harness.agent,
-        harness.options,
-        harness.skills,
-        harness.instructions,
-        harness.instructions_in_system_prompt,
-        sub,
-    )
+    return dataclasses.replace(harness, subagent=sub)
 
 
 def _row_configurations(
@@ -405,9 +402,11 @@ def row_trials(row: PlannedEvaluation, tasks: list[Task]) -> list[PlannedTrial]:
             for task in tasks:
                 assert task.version is not None
                 task_dir: Path | None = task.version.path
+                version_id = task.version.pk
                 if applied.environment is not None:
                     task_dir = applied.environment.task_dirs.get(task.pk)
                     if task_dir is None:
                         continue  # the environment has not built this task: left out
-                trials.append(PlannedTrial(task.pk, task.version.pk, str(task_dir), agent, applied))
+                    version_id = applied.environment.task_versions.get(task.pk, version_id)
+                trials.append(PlannedTrial(task.pk, version_id, str(task_dir), agent, applied))
     return trials

@@ -49,9 +49,9 @@ def enqueued(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return ids
 
 
-def _client(gw: Gateway) -> APIClient:
+def _client(gateway: Gateway) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {make_api_key(workspace=gw.workspace).raw}")
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {make_api_key(workspace=gateway.workspace).raw}")
     return client
 
 
@@ -155,9 +155,12 @@ def test_cancel_stops_a_running_trial_and_its_containers(
     started = time.monotonic()
     worker.start()
     deadline = time.monotonic() + 120
-    while Trial.objects.get(pk=trial_id).status != TrialStatus.RUNNING or not _containers(trial_id):
-        assert time.monotonic() < deadline, "the trial never got a container"
+    asked = len(model.requests)
+    # Cancel once the agent runs: its container is up and the model has been asked for commands.
+    while len(model.requests) == asked or not _containers(trial_id):
+        assert time.monotonic() < deadline, "the agent never started"
         time.sleep(0.5)
+    time.sleep(2)
     services.comparison_cancel(comparison=comparison)
     worker.join(180)
     assert not worker.is_alive()
