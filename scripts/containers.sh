@@ -16,7 +16,8 @@ BASE_IMAGE="${BASE_IMAGE:-localhost/selfbench-base:bookworm}"
 APP_BASE_IMAGE="${APP_BASE_IMAGE:-localhost/selfbench-app-base:trixie}"
 APP_IMAGE="${APP_IMAGE:-localhost/selfbench:latest}"
 DEBIAN_MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-CONTAINERS_CONF=/etc/containers/containers.conf
+# Podman itself reads $CONTAINERS_CONF too, so overriding it points both at the same file.
+CONTAINERS_CONF="${CONTAINERS_CONF:-/etc/containers/containers.conf}"
 
 # What goes into the images. Changing a list changes the recipe label, which triggers a rebuild.
 BASE_SUITE=bookworm

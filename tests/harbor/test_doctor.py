@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
+from django_q.models import OrmQ
 
 from tests.harbor.test_adapter import _require_containers
 
@@ -77,6 +78,7 @@ def test_doctor_worker_probe_fails_without_a_worker() -> None:
 
     assert error is not None and "worker probe" in str(error)
     assert "FAIL worker probe no worker finished a probe job within 1s" in output
+    assert not OrmQ.objects.exists()  # the unanswered probe was withdrawn
 
 
 @pytest.fixture
