@@ -40,7 +40,7 @@ def _with_stages(batches: Iterable[Batch]) -> list[Batch]:
     return rows
 
 
-def _go(request: WorkspaceRequest, url: str) -> HttpResponse:
+def go_to(request: WorkspaceRequest, url: str) -> HttpResponse:
     """After a successful action: a full redirect, which htmx must do itself rather than swap the target page in."""
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
@@ -64,7 +64,7 @@ def repository_list(request: WorkspaceRequest) -> HttpResponse:
         except DomainError as exc:
             form.add_error(None, exc.message)
         else:
-            return _go(request, reverse("repositories:detail", args=[request.workspace.slug, repository.pk]))
+            return go_to(request, reverse("repositories:detail", args=[request.workspace.slug, repository.pk]))
     rows = queries.repositories_of(request.workspace).annotate(batch_count=Count("batches"))
     context = {"form": form, "rows": rows}
     return _form_or_page(
@@ -107,7 +107,7 @@ def batch_start(request: WorkspaceRequest, repository_id: int) -> HttpResponse:
         except DomainError as exc:
             form.add_error(None, exc.message)
         else:
-            return _go(request, reverse("repositories:batch", args=[request.workspace.slug, batch.pk]))
+            return go_to(request, reverse("repositories:batch", args=[request.workspace.slug, batch.pk]))
     if request.htmx:
         return render(request, "repositories/partials/batch_start_form.html", {"repository": repository, "form": form})
     return _repository_page(request, repository, batch_form=form)
@@ -127,7 +127,7 @@ def prs_add(request: WorkspaceRequest, repository_id: int) -> HttpResponse:
         except DomainError as exc:
             form.add_error(None, exc.message)
         else:
-            return _go(request, reverse("repositories:batch", args=[request.workspace.slug, batch.pk]))
+            return go_to(request, reverse("repositories:batch", args=[request.workspace.slug, batch.pk]))
     if request.htmx:
         return render(request, "repositories/partials/add_prs_form.html", {"repository": repository, "form": form})
     return _repository_page(request, repository, prs_form=form)
@@ -181,4 +181,4 @@ def batch_progress(request: WorkspaceRequest, batch_id: int) -> HttpResponse:
 @workspace_page
 def batch_cancel(request: WorkspaceRequest, batch_id: int) -> HttpResponse:
     batch = services.batch_cancel(batch=_batch(request, batch_id))
-    return _go(request, reverse("repositories:batch", args=[request.workspace.slug, batch.pk]))
+    return go_to(request, reverse("repositories:batch", args=[request.workspace.slug, batch.pk]))

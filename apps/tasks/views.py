@@ -81,8 +81,8 @@ def _detail_page(request: WorkspaceRequest, task: Task, **forms_: forms.Decision
         "gate_runs": task.gate_runs.all(),
         "previous": previous,
         "following": following,
-        "approve_form": forms_.get("approve_form") or forms.DecisionForm(),
-        "reject_form": forms_.get("reject_form") or forms.DecisionForm(),
+        "approve_form": forms_.get("approve_form") or forms.DecisionForm(auto_id="approve-%s"),
+        "reject_form": forms_.get("reject_form") or forms.DecisionForm(auto_id="reject-%s"),
     }
     return render(request, "tasks/task_detail.html", context)
 
@@ -105,7 +105,7 @@ def _after_decision(request: WorkspaceRequest, task: Task, asked: str) -> str:
 
 def _decide(request: WorkspaceRequest, task_id: int, action: str, decide: Callable[..., Task]) -> HttpResponse:
     task = _task(request, task_id)
-    form = forms.DecisionForm(request.POST)
+    form = forms.DecisionForm(request.POST, auto_id=f"{action}-%s")
     if form.is_valid():
         after = _after_decision(request, task, form.cleaned_data["next"])  # before the task leaves the queue
         try:
@@ -115,8 +115,12 @@ def _decide(request: WorkspaceRequest, task_id: int, action: str, decide: Callab
         else:
             return go_to(request, after)
     if request.htmx:
-        context = {"task": task, "approve_form": forms.DecisionForm(), "reject_form": forms.DecisionForm()}
-        context[f"{action}_form"] = form
+        context = {
+            "task": task,
+            "approve_form": forms.DecisionForm(auto_id="approve-%s"),
+            "reject_form": forms.DecisionForm(auto_id="reject-%s"),
+            f"{action}_form": form,
+        }
         return render(request, "tasks/partials/decision.html", context)
     return _detail_page(request, task, **{f"{action}_form": form})
 
