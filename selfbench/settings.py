@@ -194,6 +194,16 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
+# A cache every process shares (the worker's heartbeat lives there, so `doctor` can see it): the database by
+# default, Redis when REDIS_URL is set.
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env_str("REDIS_URL")}
+        if env_str("REDIS_URL")
+        else {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "selfbench_cache"}
+    )
+}
+
 # django-q2: the ORM broker by default (the database is the queue); Redis when REDIS_URL is set.
 Q_CLUSTER: dict[str, object] = {
     "name": "selfbench",
