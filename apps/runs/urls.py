@@ -1,11 +1,18 @@
 from django.urls import URLPattern, URLResolver, path
 
-from apps.runs import api
+from apps.runs import api, views
 
 app_name = "runs"
 
 # HTML pages, mounted at the site root (workspace pages live under w/<slug:slug>/).
-urlpatterns: list[URLPattern | URLResolver] = []
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("w/<slug:slug>/runs/", views.comparison_list, name="list"),
+    path("w/<slug:slug>/runs/new/", views.run_page, name="start"),
+    path("w/<slug:slug>/runs/<uuid:comparison_id>/", views.comparison_detail, name="comparison"),
+    path("w/<slug:slug>/runs/<uuid:comparison_id>/progress/", views.comparison_progress, name="comparison_progress"),
+    path("w/<slug:slug>/runs/<uuid:comparison_id>/cancel/", views.comparison_cancel, name="comparison_cancel"),
+    path("w/<slug:slug>/trials/<uuid:trial_id>/", views.trial_detail, name="trial"),
+]
 
 # JSON API, mounted under /api/w/<slug>/ with the namespace "runs-api".
 api_urlpatterns: list[URLPattern | URLResolver] = [

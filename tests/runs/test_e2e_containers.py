@@ -179,3 +179,44 @@ def _containers(trial_id: int) -> list[str]:
         ["podman", "ps", "-a", "--format", "{{.Names}}", "--filter", f"name={name}"], capture_output=True, text=True
     )
     return out.stdout.split()
+
+
+PROBE = (
+    "python3 -c \"import socket\nfor h, p in [('1.1.1.1', 80), ('10.88.0.1', %d), ('8.8.8.8', 53)]:\n"
+    "    s = socket.socket(); s.settimeout(2)\n"
+    "    try:\n        s.connect((h, p)); print('NET', h, 'reached')\n"
+    "    except OSError as e:\n        print('NET', h, 'blocked', e.errno)\n\"\n"
+)
+
+
+def test_the_agents_sandbox_reaches_no_host(
+    live: Gateway, model: TerminusModel, enqueued: list[int], tmp_path: Path
+) -> None:
+    """terminus-2's sandbox on podman has no network: neither the internet nor the host's gateway port."""
+    port = int(live.url.rsplit(":", 1)[1])
+    model.commands = [PROBE % port]
+    try:
+        task = make_approved_task(workspace=live.workspace, files=greeting_files(tmp_path))
+        client = _client(live)
+        body = {
+            "id": "9a7d1c8e-2222-4c43-9f0e-3b7f7c1d2a11",
+            "models": [
+                {"catalogId": "gpt-5-mini", "credentialId": live.credentials["openai"].pk, "harnesses": ["terminus-2"]}
+            ],
+            "sandbox": "podman",
+            "tasks": [{"runId": None, "taskId": task.pk}],
+        }
+        assert (
+            client.post(f"/api/w/{live.workspace.slug}/evaluations/comparisons", body, format="json").status_code == 202
+        )
+        jobs.trial_execute(enqueued[0])
+    finally:
+        model.commands = TerminusModel().commands
+    trial = Trial.objects.get(pk=enqueued[0])
+    assert trial.network_enforced is True
+    assert trial.reward == 0.0  # the probe fixed nothing
+    # The agent's model calls still went through the gateway from the worker.
+    assert trial.calls == 2 and trial.model_verified
+    for host in ("1.1.1.1", "10.88.0.1", "8.8.8.8"):
+        assert f"NET {host} blocked" in trial.transcript, trial.transcript[-3000:]
+    assert "reached" not in trial.transcript.replace("'reached'", "")

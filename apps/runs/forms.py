@@ -1,0 +1,110 @@
+"""The Run page's input: model rows, sandbox, the Tasks box. Parsed into the Evaluate API's request body, so the page
+and `POST …/evaluations/comparisons` hand the same body to the same service."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django import forms
+
+from apps.accounts.models import MODEL_CREDENTIAL_KINDS, Credential, Workspace
+from apps.gateway.catalog import THINKING_LEVELS, catalog_models
+from apps.runs import sandboxes
+from apps.tasks.models import Task, TaskState
+from selfbench.harbor_adapter import HARNESSES
+
+MANAGED = "managed-model"
+
+
+def approved_tasks(workspace: Workspace) -> list[Task]:
+    """The tasks a comparison can run: approved, with verified files (what the options API lists)."""
+    rows = Task.objects.filter(workspace=workspace, state=TaskState.APPROVED, version__isnull=False)
+    return list(rows.select_related("repository").order_by("pk"))
+
+
+class ModelRowForm(forms.Form):
+    catalog_id = forms.ChoiceField(label="Model")
+    credential_id = forms.ChoiceField(label="Credential")
+    harnesses = forms.MultipleChoiceField(
+        choices=[(h, h) for h in HARNESSES], widget=forms.CheckboxSelectMultiple, label="Harnesses"
+    )
+    thinking = forms.ChoiceField(
+        choices=[("", "Model default"), *((t, t) for t in THINKING_LEVELS)], required=False, label="Thinking"
+    )
+
+    def __init__(self, *args: Any, workspace: Workspace, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        models = [(m.id, f"{m.name} ({m.provider})") for m in catalog_models()]
+        self.fields["catalog_id"].choices = models  # type: ignore[attr-defined]
+        credentials = Credential.objects.filter(workspace=workspace, kind__in=MODEL_CREDENTIAL_KINDS)
+        self.fields["credential_id"].choices = [  # type: ignore[attr-defined]
+            *((str(c.pk), f"{c.name} ({c.kind})") for c in credentials),
+            (MANAGED, "Managed model (this deployment's keys)"),
+        ]
+
+    def row(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "catalogId": data["catalog_id"],
+            "credentialId": data["credential_id"],
+            "harnesses": data["harnesses"],
+            "thinking": data["thinking"] or None,
+        }
+
+
+class _RowFormSet(forms.BaseFormSet):  # type: ignore[type-arg]
+    def __init__(self, *args: Any, workspace: Workspace, **kwargs: Any) -> None:
+        kwargs["form_kwargs"] = {"workspace": workspace}
+        super().__init__(*args, **kwargs)
+
+
+ModelRowFormSet = forms.formset_factory(
+    ModelRowForm,
+    formset=_RowFormSet,
+    extra=0,
+    min_num=1,
+    max_num=12,
+    validate_min=True,
+    validate_max=True,
+    can_delete=True,
+)
+
+
+class RunForm(forms.Form):
+    id = forms.UUIDField(
+        widget=forms.HiddenInput, help_text="Generated with the page: a resubmission never starts twice."
+    )
+    sandbox = forms.ChoiceField()
+    sandbox_credential_id = forms.ChoiceField(required=False, label="Sandbox credential")
+    tasks = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, label="Tasks")
+
+    def __init__(self, *args: Any, workspace: Workspace, tasks: list[Task], **kwargs: Any) -> None:
+        kwargs.setdefault("initial", {}).update(
+            {"id": uuid.uuid4(), "tasks": [str(t.pk) for t in tasks], "sandbox": sandboxes.sandbox_ids_enabled()[0]}
+        )
+        super().__init__(*args, **kwargs)
+        self.task_rows = tasks
+        self.fields["sandbox"].choices = [  # type: ignore[attr-defined]
+            (s.id, s.name if s.available else f"{s.name} (not enabled here)") for s in sandboxes.SANDBOXES
+        ]
+        kinds = {s.credential_kind for s in sandboxes.SANDBOXES if s.credential_kind}
+        credentials = Credential.objects.filter(workspace=workspace, kind__in=kinds)
+        self.fields["sandbox_credential_id"].choices = [  # type: ignore[attr-defined]
+            ("", "None (a sandbox on this machine)"),
+            *((str(c.pk), f"{c.name} ({c.kind})") for c in credentials),
+        ]
+        self.fields["tasks"].choices = [(str(t.pk), t.title) for t in tasks]  # type: ignore[attr-defined]
+
+    def body(self, rows: list[dict[str, Any]], *, skip_completed: bool) -> dict[str, Any]:
+        """The Evaluate API's request body for these inputs."""
+        data = self.cleaned_data
+        batch_of = {str(t.pk): t.batch_id for t in self.task_rows}
+        return {
+            "id": str(data["id"]),
+            "models": rows,
+            "sandbox": data["sandbox"],
+            "sandboxCredentialId": data["sandbox_credential_id"] or None,
+            "tasks": [{"runId": batch_of[pk], "taskId": int(pk)} for pk in data["tasks"]],
+            "skipCompleted": skip_completed,
+        }
