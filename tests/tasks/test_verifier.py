@@ -75,8 +75,13 @@ def author_locally(calc, kind: str, tmp: Path) -> tuple[Path, dict]:  # type: ig
     return materialise(files, tmp / "task"), definition
 
 
-def test_discovery_selects_fail_to_pass_and_pass_to_pass(calc, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    _, definition = author_locally(calc, "good", tmp_path)
+@pytest.fixture(scope="module")
+def good(calc, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:  # type: ignore[no-untyped-def]
+    return author_locally(calc, "good", tmp_path_factory.mktemp("good"))
+
+
+def test_discovery_selects_fail_to_pass_and_pass_to_pass(good) -> None:  # type: ignore[no-untyped-def]
+    _, definition = good
     assert definition["failToPass"] == [
         "tests/test_core.py::test_clamp",
         "tests/test_core.py::test_divide",
@@ -86,8 +91,8 @@ def test_discovery_selects_fail_to_pass_and_pass_to_pass(calc, tmp_path: Path) -
     assert definition["tier"] == "easy"
 
 
-def test_base_scores_zero_and_gold_scores_one(calc, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    task, _ = author_locally(calc, "good", tmp_path)
+def test_base_scores_zero_and_gold_scores_one(good, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    task, _ = good
     nop = run_verifier(task, base_app(task, tmp_path / "nop"), tmp_path / "v-nop")
     assert nop["reward"] == 0.0 and nop["reward_txt"] == "0.0"
     assert nop["runs"][0]["outcomes"]["tests/test_core.py::test_multiply"] == "failed"
@@ -98,8 +103,8 @@ def test_base_scores_zero_and_gold_scores_one(calc, tmp_path: Path) -> None:  # 
     assert oracle["reward"] == 1.0 and oracle["applied"] == ["calc/core.py"]
 
 
-def test_editing_the_held_out_tests_gains_nothing(calc, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    task, _ = author_locally(calc, "good", tmp_path)
+def test_editing_the_held_out_tests_gains_nothing(good, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    task, _ = good
     app = base_app(task, tmp_path / "app")
     # The agent writes tests that pass against the unchanged code, under the held-out names.
     (app / "tests" / "test_core.py").write_text(
@@ -111,8 +116,8 @@ def test_editing_the_held_out_tests_gains_nothing(calc, tmp_path: Path) -> None:
     assert "tests/test_core.py" in report["dropped"]
 
 
-def test_a_conftest_that_passes_every_test_gains_nothing(calc, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    task, _ = author_locally(calc, "good", tmp_path)
+def test_a_conftest_that_passes_every_test_gains_nothing(good, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    task, _ = good
     app = base_app(task, tmp_path / "app")
     hook = (
         "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
@@ -126,8 +131,8 @@ def test_a_conftest_that_passes_every_test_gains_nothing(calc, tmp_path: Path) -
     assert {"conftest.py", "calc/conftest.py", "pytest.ini"} <= set(report["dropped"])
 
 
-def test_writing_a_reward_file_gains_nothing(calc, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    task, _ = author_locally(calc, "good", tmp_path)
+def test_writing_a_reward_file_gains_nothing(good, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    task, _ = good
     app = base_app(task, tmp_path / "app")
     logs = tmp_path / "v" / "logs"
     # Code that runs during the tests plants both reward files; reward.json would win in Harbor.
@@ -141,16 +146,16 @@ def test_writing_a_reward_file_gains_nothing(calc, tmp_path: Path) -> None:  # t
     assert report["reward_json_exists"] is False
 
 
-def test_a_module_shadowing_pytest_gains_nothing(calc, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    task, _ = author_locally(calc, "good", tmp_path)
+def test_a_module_shadowing_pytest_gains_nothing(good, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    task, _ = good
     app = base_app(task, tmp_path / "app")
     (app / "pytest.py").write_text("import sys\ndef main(*a, **k):\n    sys.exit(0)\n")
     report = run_verifier(task, app, tmp_path / "v")
     assert report["reward"] == 0.0
 
 
-def test_a_link_out_of_the_tree_is_dropped(calc, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    task, _ = author_locally(calc, "good", tmp_path)
+def test_a_link_out_of_the_tree_is_dropped(good, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    task, _ = good
     app = base_app(task, tmp_path / "app")
     (app / "calc" / "core.py").unlink()
     (app / "calc" / "core.py").symlink_to("/etc/hostname")
