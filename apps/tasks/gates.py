@@ -194,7 +194,8 @@ def run_oracle(task_dir: Path, name: str, *, runs: int = 1) -> GateResult:
         return GateResult(PASSED, reason, log, duration, name, outcome.reward, runs, flake, details)
     listed = ", ".join(f"{t} ({r})" for t, r in sorted(failing.items())[:10]) or f"reward {outcome.reward}"
     if runs > 1:
-        reason = f"passed {passed_runs} of {runs} runs (flake rate {flake if flake is not None else 'n/a'}): {listed}"
+        rate = f"{flake:.2f}" if flake is not None else "n/a"
+        reason = f"passed {passed_runs} of {runs} runs (flake rate {rate}): {listed}"
     else:
         reason = f"the reference patch does not make the selected tests pass: {listed}"
     return GateResult(FAILED, reason, log, duration, name, outcome.reward, runs, flake, details)
