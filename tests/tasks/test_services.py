@@ -178,3 +178,10 @@ def test_a_gate_left_running_by_a_killed_worker_is_recovered(
 
 def test_gate_infrastructure_classification() -> None:
     assert gates.INFRA_CAUSES >= {"sandbox_failed", "harbor_failed"}
+
+
+def test_the_stale_work_janitor_is_scheduled() -> None:
+    from django_q.models import Schedule
+
+    schedule = Schedule.objects.get(name="tasks-recover-stale")
+    assert schedule.func == "apps.tasks.jobs.tasks_recover_stale" and schedule.minutes == 10
