@@ -53,15 +53,9 @@ class ModelRowForm(forms.Form):
         }
 
 
-class _RowFormSet(forms.BaseFormSet):  # type: ignore[type-arg]
-    def __init__(self, *args: Any, workspace: Workspace, **kwargs: Any) -> None:
-        kwargs["form_kwargs"] = {"workspace": workspace}
-        super().__init__(*args, **kwargs)
-
-
+# Bind with form_kwargs={"workspace": …}; the prefix is "models".
 ModelRowFormSet = forms.formset_factory(
     ModelRowForm,
-    formset=_RowFormSet,
     extra=0,
     min_num=1,
     max_num=12,

@@ -41,7 +41,7 @@ def _one_more_row(request: WorkspaceRequest) -> Any:
     """'Add a model row' without JavaScript: the same inputs, bound again with one more (blank) row."""
     data = request.POST.copy()
     data["models-TOTAL_FORMS"] = str(int(data.get("models-TOTAL_FORMS", "1")) + 1)
-    return forms.ModelRowFormSet(data, workspace=request.workspace, prefix="models")
+    return forms.ModelRowFormSet(data, form_kwargs={"workspace": request.workspace}, prefix="models")
 
 
 @require_http_methods(["GET", "POST"])
@@ -50,7 +50,7 @@ def run_page(request: WorkspaceRequest) -> HttpResponse:
     """The Run page: model rows, sandbox and tasks; Run Full Comparison or Run Missing Tasks (skipCompleted)."""
     tasks = forms.approved_tasks(request.workspace)
     form = forms.RunForm(request.POST or None, workspace=request.workspace, tasks=tasks)
-    rows = forms.ModelRowFormSet(request.POST or None, workspace=request.workspace, prefix="models")
+    rows = forms.ModelRowFormSet(request.POST or None, form_kwargs={"workspace": request.workspace}, prefix="models")
     action = request.POST.get("action", "")
     if action == "add_row":
         rows = _one_more_row(request)
