@@ -222,13 +222,12 @@ def environment_build_run(*, build: EnvironmentBuild) -> EnvironmentBuild:
         details[label] = {"status": result.status, "reason": result.reason, "trialName": result.trial_name}
         logs.append(f"=== {label}: {result.status}: {result.reason}\n{result.log}")
         if result.status != gates.PASSED:
-            what = "the image does not build" if label == "build" else "the oracle does not pass"
-            prefix = "infrastructure failed" if result.status == gates.INFRA else what
+            infra = f"infrastructure failed {MAX_INFRA_ATTEMPTS} times: " if result.status == gates.INFRA else ""
             details["seconds"] = round(time.monotonic() - started, 1)
             return _finish(
                 build,
                 state=BuildState.FAILED,
-                reason=f"{prefix}: {result.reason}"[:2000],
+                reason=f"{label} gate: {infra}{result.reason}"[:2000],
                 log="\n".join(logs),
                 details=details,
             )

@@ -166,9 +166,7 @@ def test_a_subagent_credential_must_be_the_workspaces_and_serve_the_model(
         _create(workspace, subagent={"catalogId": "gpt-5-mini", "credentialId": github.pk})
 
 
-def test_managed_model_serves_a_subagent_only_where_the_deployment_has_it(
-    workspace: Workspace, settings: Any
-) -> None:
+def test_managed_model_serves_a_subagent_only_where_the_deployment_has_it(workspace: Workspace, settings: Any) -> None:
     with pytest.raises(InvalidInput, match="managed-model is not available for openai"):
         _create(workspace, subagent={"catalogId": "gpt-5-mini", "credentialId": "managed-model"})
     settings.MANAGED_OPENAI_API_KEY = "sk-managed-000000000000"
@@ -191,9 +189,7 @@ def test_picking_a_subagent_model_starts_with_the_delegation_prompt_and_empty_me
 # --- configuration identity -----------------------------------------------------------------------------------------
 
 
-def test_harnesses_that_change_the_same_things_are_one_configuration(
-    workspace: Workspace, openai: Credential
-) -> None:
+def test_harnesses_that_change_the_same_things_are_one_configuration(workspace: Workspace, openai: Credential) -> None:
     second = make_credential(workspace=workspace, kind="openai")
     a = _create(
         workspace,
