@@ -175,7 +175,9 @@ def _check_subagent(*, workspace: Workspace, agent: str, raw: dict[str, Any] | N
         if credential.kind not in MODEL_CREDENTIAL_KINDS:
             raise InvalidInput(f"subagent.credentialId: {credential.name!r} is not a model credential")
         if not model.served_by(credential.kind):
-            raise InvalidInput(f"subagent.credentialId: {credential.name!r} ({credential.kind}) cannot serve {model.id}")
+            raise InvalidInput(
+                f"subagent.credentialId: {credential.name!r} ({credential.kind}) cannot serve {model.id}"
+            )
     prompt = raw.get("prompt", None)
     if prompt is not None and not isinstance(prompt, str):
         raise InvalidInput('subagent.prompt: text, or "" to tell the agent nothing')
