@@ -1,0 +1,406 @@
+"""Results: the one place scores are computed (the API, the pages, releases and the bench all call these).
+
+Rules (seeds/how-it-works.md, Results):
+- Only **counted tasks** count: a repository's approved tasks (`repository_tasks`), or — later — a benchmark's or a
+  workspace eval's tasks (build a `CountedTasks` over them; a workspace eval's is `releasable=False`).
+- A **configuration** is model (`Evaluation.catalog_id`) × thinking × agent × `Trial.configuration_key` (the baseline,
+  a saved harness, a repo ablation, or both). Its id is `model|agent|thinking` for the baseline (the public
+  `model|harness|reasoning` id) and `model|agent|thinking|<configuration key>` otherwise.
+- A trial is **graded** when it completed, its model was verified and it has a reward; it is **scored** when it is
+  graded and also has a complete cost (`cost_complete` and a `cost_usd`). Each configuration's latest scored trial
+  on each counted task counts (latest = `finished_at`, then id).
+- **Cost is never silently zero.** When a configuration's latest graded trial on a task has no complete cost (an
+  *unpriced task*), that task is not scored for it; if an older scored trial exists that one still counts for
+  accuracy, but the configuration's cost becomes incomplete: `cost_complete=False`, `total_cost_usd` and
+  `cost_per_task_usd` are None (shown as "incomplete", never 0), `unpriced_tasks` says how many, and it is never on
+  the Pareto frontier.
+
+Everything is computed in PostgreSQL: one query (a window over the graded trials, then one aggregate) per call.
+HTML views: call `configuration_results(counted=…, filters=…)` and render `Results.configurations`; the fields are
+documented on `ConfigurationResult`. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from typing import Any
+
+from django.db import connection
+from django.db.models import Count, Q, QuerySet
+
+from apps.repositories.models import Repository
+from apps.results import stats
+from apps.runs.configurations import BASELINE_KEY
+from apps.runs.models import Evaluation, Trial, TrialStatus
+from apps.tasks.models import Task, TaskState
+
+# --- counted tasks --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CountedTasks:
+    """The tasks a set of results counts. `tasks` is any Task queryset of one workspace; `releasable` is False for
+    collections that must never go public (workspace evals)."""
+
+    workspace_id: int
+    kind: str  # "repository", "tasks" (an explicit list, e.g. a release's task set), later "benchmark" / "eval"
+    tasks: QuerySet[Task]
+    releasable: bool
+    repository: Repository | None = None
+
+    def sql(self) -> tuple[str, tuple[Any, ...]]:
+        """`SELECT id FROM …` for the counted tasks, to embed as a subquery."""
+        sql, params = self.tasks.order_by().values("pk").query.sql_with_params()
+        return sql, tuple(params)
+
+
+def repository_tasks(repository: Repository) -> CountedTasks:
+    """A repository's counted tasks: the ones a person approved (a later rejection takes a task back out)."""
+    return CountedTasks(
+        workspace_id=repository.workspace_id,
+        kind="repository",
+        tasks=Task.objects.filter(repository=repository, state=TaskState.APPROVED),
+        releasable=True,
+        repository=repository,
+    )
+
+
+def task_set(counted: CountedTasks, task_ids: list[int]) -> CountedTasks:
+    """The same counted tasks narrowed to these ids (a release's shared task set)."""
+    return CountedTasks(
+        workspace_id=counted.workspace_id,
+        kind=counted.kind,
+        tasks=counted.tasks.filter(pk__in=task_ids),
+        releasable=counted.releasable,
+        repository=counted.repository,
+    )
+
+
+# --- configurations and filters -------------------------------------------------------------------------------------
+
+
+def configuration_id(*, model: str, agent: str, thinking: str, key: str) -> str:
+    base = f"{model}|{agent}|{thinking}"
+    return base if key == BASELINE_KEY else f"{base}|{key}"
+
+
+def parse_configuration_id(value: str) -> tuple[str, str, str, str] | None:
+    """(model, agent, thinking, configuration key) of a configuration id, or None when it is not one."""
+    parts = value.split("|", 3)
+    if len(parts) < 3 or not all(parts[:3]):
+        return None
+    return parts[0], parts[1], parts[2], parts[3] if len(parts) == 4 and parts[3] else BASELINE_KEY
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Narrow results to one configuration, model, agent, saved harness or environment (repo ablation).
+    `harness="none"` / `environment="none"` keep trials without one; `baseline_only` keeps the baseline."""
+
+    configuration: str | None = None
+    model: str | None = None
+    agent: str | None = None
+    harness: str | None = None
+    environment: str | None = None
+    baseline_only: bool = False
+
+    def sql(self) -> tuple[str, list[Any]]:
+        where: list[str] = []
+        params: list[Any] = []
+        if self.configuration:
+            parsed = parse_configuration_id(self.configuration)
+            if parsed is None:
+                return " AND FALSE", []
+            where.append("e.catalog_id = %s AND t.agent = %s AND e.thinking = %s AND t.configuration_key = %s")
+            params.extend(parsed)
+        if self.model:
+            where.append("e.catalog_id = %s")
+            params.append(self.model)
+        if self.agent:
+            where.append("t.agent = %s")
+            params.append(self.agent)
+        for column, value in (("t.harness_id", self.harness), ("t.environment_id", self.environment)):
+            if value:
+                where.append(f"{column} = %s")
+                params.append("" if value == "none" else value)
+        if self.baseline_only:
+            where.append("t.configuration_key = %s")
+            params.append(BASELINE_KEY)
+        return "".join(f" AND {w}" for w in where), params
+
+
+# --- the scoring query ----------------------------------------------------------------------------------------------
+
+_TRIAL = Trial._meta.db_table
+_EVALUATION = Evaluation._meta.db_table
+_PARTITION = "model, thinking, agent, ckey, task_id"
+
+
+def _ranked(counted: CountedTasks, filters: Filters) -> tuple[str, list[Any]]:
+    """CTEs `graded` and `ranked`: every graded trial on a counted task with, per configuration × task (newest first),
+    `rn` (1 = the latest graded) and `priced_rank` (1 on the latest scored row; `chosen` marks it)."""
+    tasks_sql, tasks_params = counted.sql()
+    filter_sql, filter_params = filters.sql()
+    sql = f"""
+        WITH graded AS (
+            SELECT e.catalog_id AS model, e.thinking AS thinking, t.agent AS agent, t.configuration_key AS ckey,
+                   t.configuration_label AS label, t.harness_id, t.environment_id, t.task_id, t.id, t.finished_at,
+                   t.reward, t.cost_usd, (t.cost_complete AND t.cost_usd IS NOT NULL) AS priced,
+                   t.input_tokens, t.cached_input_tokens, t.cache_write_tokens, t.output_tokens, t.reasoning_tokens,
+                   EXTRACT(EPOCH FROM (t.finished_at - t.started_at)) AS seconds
+            FROM {_TRIAL} t JOIN {_EVALUATION} e ON e.id = t.evaluation_id
+            WHERE t.workspace_id = %s AND t.status = %s AND t.model_verified AND t.reward IS NOT NULL
+              AND t.task_id IN ({tasks_sql}){filter_sql}
+        ),
+        ranked AS (
+            SELECT g.*, row_number() OVER w AS rn, count(*) FILTER (WHERE g.priced) OVER w AS priced_rank
+            FROM graded g
+            WINDOW w AS (PARTITION BY {_PARTITION} ORDER BY g.finished_at DESC NULLS LAST, g.id DESC)
+        ),
+        latest AS (
+            SELECT r.*, (r.priced AND r.priced_rank = 1) AS chosen FROM ranked r
+            WHERE r.rn = 1 OR (r.priced AND r.priced_rank = 1)
+        )"""  # noqa: S608 - only table names and ORM-compiled SQL are interpolated; values are parameters
+    return sql, [counted.workspace_id, TrialStatus.COMPLETED, *tasks_params, *filter_params]
+
+
+@dataclass(frozen=True)
+class Tokens:
+    input: int = 0
+    cached_input: int = 0
+    cache_write: int = 0
+    output: int = 0
+    reasoning: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input + self.cached_input + self.cache_write + self.output
+
+
+@dataclass(frozen=True)
+class ConfigurationResult:
+    """One configuration's results over the counted tasks.
+
+    - `tasks`: counted tasks it has a scored result on; `passed`: of those, reward 1.
+    - `accuracy`: passed / tasks as a fraction in [0, 1] (None with no tasks); `interval`: its 95% Wilson interval.
+    - `cost_complete`: False when `unpriced_tasks` > 0; then `total_cost_usd` / `cost_per_task_usd` are None, to be
+      shown as "incomplete" (never 0). `known_cost_usd` is the sum over the scored tasks, for context only.
+    - `tokens` and `agent_seconds` are sums over the scored tasks (`seconds_per_task` their mean).
+    - `on_frontier`: on the Pareto frontier of accuracy against cost per task (never with incomplete cost).
+    - `checksum`: changes whenever any counted result changes (release fingerprints use it).
+    """
+
+    id: str
+    model: str
+    thinking: str
+    agent: str
+    configuration_key: str
+    label: str
+    harness_id: str
+    environment_id: str
+    tasks: int
+    passed: int
+    unpriced_tasks: int
+    known_cost_usd: Decimal
+    tokens: Tokens
+    agent_seconds: float
+    checksum: str
+    on_frontier: bool = False
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.configuration_key == BASELINE_KEY
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.passed / self.tasks if self.tasks else None
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        return stats.wilson_interval(self.passed, self.tasks)
+
+    @property
+    def cost_complete(self) -> bool:
+        return self.unpriced_tasks == 0
+
+    @property
+    def total_cost_usd(self) -> Decimal | None:
+        return self.known_cost_usd if self.cost_complete and self.tasks else None
+
+    @property
+    def cost_per_task_usd(self) -> Decimal | None:
+        total = self.total_cost_usd
+        return None if total is None else total / self.tasks
+
+    @property
+    def seconds_per_task(self) -> float | None:
+        return self.agent_seconds / self.tasks if self.tasks else None
+
+
+@dataclass(frozen=True)
+class Results:
+    """Results of one set of counted tasks: `configurations` sorted by accuracy (then cost), `frontier` their ids."""
+
+    counted_tasks: int
+    configurations: list[ConfigurationResult] = field(default_factory=list)
+
+    @property
+    def frontier(self) -> list[str]:
+        return [c.id for c in self.configurations if c.on_frontier]
+
+    def get(self, configuration: str) -> ConfigurationResult | None:
+        return next((c for c in self.configurations if c.id == configuration), None)
+
+
+def configuration_results(*, counted: CountedTasks, filters: Filters | None = None) -> Results:
+    """Per-configuration results over the counted tasks, with the Pareto frontier. One database query."""
+    ranked_sql, params = _ranked(counted, filters or Filters())
+    tasks_sql, tasks_params = counted.sql()
+    sql = f"""{ranked_sql}
+        SELECT model, thinking, agent, ckey, max(label), max(harness_id), max(environment_id),
+               count(*) FILTER (WHERE chosen),
+               count(*) FILTER (WHERE chosen AND reward >= 1),
+               count(*) FILTER (WHERE rn = 1 AND NOT priced),
+               coalesce(sum(cost_usd) FILTER (WHERE chosen), 0),
+               coalesce(sum(input_tokens) FILTER (WHERE chosen), 0),
+               coalesce(sum(cached_input_tokens) FILTER (WHERE chosen), 0),
+               coalesce(sum(cache_write_tokens) FILTER (WHERE chosen), 0),
+               coalesce(sum(output_tokens) FILTER (WHERE chosen), 0),
+               coalesce(sum(reasoning_tokens) FILTER (WHERE chosen), 0),
+               coalesce(sum(seconds) FILTER (WHERE chosen), 0),
+               coalesce(sum(id) FILTER (WHERE chosen), 0), coalesce(max(id) FILTER (WHERE chosen), 0),
+               (SELECT count(*) FROM ({tasks_sql}) c)
+        FROM latest
+        GROUP BY model, thinking, agent, ckey"""  # noqa: S608 - values are parameters
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, *tasks_params])
+        rows = cursor.fetchall()
+    counted_total = rows[0][-1] if rows else counted.tasks.count()
+    found = [
+        ConfigurationResult(
+            id=configuration_id(model=r[0], agent=r[2], thinking=r[1], key=r[3]),
+            model=r[0],
+            thinking=r[1],
+            agent=r[2],
+            configuration_key=r[3],
+            label=r[4],
+            harness_id=r[5],
+            environment_id=r[6],
+            tasks=r[7],
+            passed=r[8],
+            unpriced_tasks=r[9],
+            known_cost_usd=Decimal(r[10]),
+            tokens=Tokens(int(r[11]), int(r[12]), int(r[13]), int(r[14]), int(r[15])),
+            agent_seconds=float(r[16]),
+            checksum=f"{r[7]}:{r[8]}:{r[9]}:{r[17]}:{r[18]}",
+        )
+        for r in rows
+    ]
+    points = [
+        stats.Point(c.id, c.accuracy, float(cost) if (cost := c.cost_per_task_usd) is not None else None)
+        for c in found
+        if c.accuracy is not None
+    ]
+    frontier = stats.pareto_frontier(points)
+    ordered = sorted(
+        (replace(c, on_frontier=c.id in frontier) for c in found),
+        key=lambda c: (-(c.accuracy or 0.0), c.cost_per_task_usd is None, c.cost_per_task_usd or 0, c.id),
+    )
+    return Results(counted_tasks=counted_total, configurations=ordered)
+
+
+# --- per task -------------------------------------------------------------------------------------------------------
+
+
+def latest_by_task(*, counted: CountedTasks, configurations: list[str]) -> dict[str, dict[int, bool]]:
+    """For each configuration id: counted task id → passed, from its latest scored trial. One query."""
+    if not configurations:
+        return {}
+    ranked_sql, params = _ranked(counted, Filters())
+    wanted = [parse_configuration_id(c) for c in configurations]
+    pairs = [p for p in wanted if p is not None]
+    if not pairs:
+        return {c: {} for c in configurations}
+    match = " OR ".join("(model = %s AND agent = %s AND thinking = %s AND ckey = %s)" for _ in pairs)
+    sql = f"""{ranked_sql}
+        SELECT model, agent, thinking, ckey, task_id, reward >= 1 FROM latest WHERE chosen AND ({match})"""  # noqa: S608
+    out: dict[str, dict[int, bool]] = {c: {} for c in configurations}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, *(v for p in pairs for v in p)])
+        for model, agent, thinking, key, task_id, passed in cursor.fetchall():
+            cid = configuration_id(model=model, agent=agent, thinking=thinking, key=key)
+            out.setdefault(cid, {})[task_id] = bool(passed)
+    return out
+
+
+def paired(*, counted: CountedTasks, a: str, b: str) -> stats.PairedResult:
+    """Configuration `a` against `b` on the counted tasks both have scored: wins (a passed, b failed), losses, ties
+    and the exact McNemar p-value."""
+    by = latest_by_task(counted=counted, configurations=[a, b])
+    return stats.paired_comparison(by.get(a, {}), by.get(b, {}))
+
+
+@dataclass(frozen=True)
+class TaskReliability:
+    task_id: int
+    attempts: int  # scored trials of this configuration on the task
+    passed: int
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.attempts
+
+    @property
+    def flaky(self) -> bool:
+        """Passed on some attempts and failed on others."""
+        return 0 < self.passed < self.attempts
+
+
+@dataclass(frozen=True)
+class Reliability:
+    """Every scored attempt of one configuration per counted task (not only the latest)."""
+
+    configuration: str
+    tasks: list[TaskReliability]
+
+    @property
+    def repeated_tasks(self) -> int:
+        return sum(1 for t in self.tasks if t.attempts > 1)
+
+    @property
+    def flaky_tasks(self) -> int:
+        return sum(1 for t in self.tasks if t.flaky)
+
+    @property
+    def mean_pass_rate(self) -> float | None:
+        return sum(t.pass_rate for t in self.tasks) / len(self.tasks) if self.tasks else None
+
+
+def reliability(*, counted: CountedTasks, configuration: str) -> Reliability:
+    """Per-task pass rate over all scored attempts of one configuration; flaky = both passed and failed. One query."""
+    parsed = parse_configuration_id(configuration)
+    if parsed is None:
+        return Reliability(configuration=configuration, tasks=[])
+    rows = (
+        Trial.objects.filter(
+            workspace_id=counted.workspace_id,
+            task_id__in=counted.tasks.order_by().values("pk"),
+            status=TrialStatus.COMPLETED,
+            model_verified=True,
+            reward__isnull=False,
+            cost_complete=True,
+            cost_usd__isnull=False,
+            evaluation__catalog_id=parsed[0],
+            agent=parsed[1],
+            evaluation__thinking=parsed[2],
+            configuration_key=parsed[3],
+        )
+        .values("task_id")
+        .annotate(attempts=Count("id"), passed=Count("id", filter=Q(reward__gte=1)))
+        .order_by("task_id")
+    )
+    return Reliability(
+        configuration=configuration,
+        tasks=[TaskReliability(r["task_id"], r["attempts"], r["passed"]) for r in rows],
+    )
