@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from apps.accounts.models import MODEL_CREDENTIAL_KINDS, Credential, Workspace
@@ -193,14 +192,16 @@ def _saved_pairs(
 
 
 def _tasks(body: dict[str, Any], workspace: Workspace, problems: list[str]) -> list[Task]:
-    approved = Task.objects.filter(workspace=workspace, state=TaskState.APPROVED, version__isnull=False)
+    approved = Task.objects.filter(workspace=workspace, state=TaskState.APPROVED, version__isnull=False).select_related(
+        "version"
+    )
     if body.get("tasks") is None:
         tasks = list(approved.order_by("pk"))
         if not tasks:
             problems.append("tasks: this workspace has no approved tasks")
         return tasks
     wanted = {ref["taskId"]: ref["runId"] for ref in body["tasks"]}
-    found = {t.pk: t for t in Task.objects.filter(workspace=workspace, pk__in=list(wanted))}
+    found = {t.pk: t for t in Task.objects.filter(workspace=workspace, pk__in=list(wanted)).select_related("version")}
     tasks = []
     for i, (task_id, run_id) in enumerate(wanted.items()):
         task = found.get(task_id)
@@ -389,6 +390,8 @@ def _row_configurations(
 def row_trials(row: PlannedEvaluation, tasks: list[Task]) -> list[PlannedTrial]:
     """The trials of one evaluation: every task on each of its agents in each configuration that applies."""
     trials: list[PlannedTrial] = []
+    # Computed once per task, not once per task × agent × configuration (24,000 paths for a large comparison).
+    base = {t.pk: (str(t.version.path), t.version.pk) for t in tasks if t.version is not None}
     for config in row.configurations:
         for agent in row.harnesses:
             applied = config
@@ -400,13 +403,12 @@ def row_trials(row: PlannedEvaluation, tasks: list[Task]) -> list[PlannedTrial]:
                 # A legacy per-row subagent applies to the agents that can delegate; others run as they are.
                 applied = configurations.configuration(harness=None, environment=config.environment)
             for task in tasks:
-                assert task.version is not None
-                task_dir: Path | None = task.version.path
-                version_id = task.version.pk
+                task_dir, version_id = base[task.pk]
                 if applied.environment is not None:
-                    task_dir = applied.environment.task_dirs.get(task.pk)
-                    if task_dir is None:
+                    built = applied.environment.task_dirs.get(task.pk)
+                    if built is None:
                         continue  # the environment has not built this task: left out
+                    task_dir = str(built)
                     version_id = applied.environment.task_versions.get(task.pk, version_id)
-                trials.append(PlannedTrial(task.pk, version_id, str(task_dir), agent, applied))
+                trials.append(PlannedTrial(task.pk, version_id, task_dir, agent, applied))
     return trials

@@ -197,29 +197,82 @@ def _evaluation_submit(
     skip: set[tuple[int, str, str, str, str]],
     sandbox_id: str,
 ) -> None:
-    planned = planning.row_trials(row, plan.tasks)
-    trials = [
-        Trial(
-            workspace_id=evaluation.workspace_id,
-            evaluation=evaluation,
-            task_id=p.task_id,
-            task_version_id=p.task_version_id,
-            task_dir=p.task_dir,
-            agent=p.agent,
-            harness_id=p.configuration.harness.id if p.configuration.harness else "",
-            environment_id=p.configuration.environment.id if p.configuration.environment else "",
-            configuration_key=p.configuration.key,
-            configuration_label=p.configuration.label,
-            sandbox=sandbox_id,
-            spec=execution.frozen_spec(p.configuration),
+    # Lock the evaluation: concurrent resumes of one comparison insert its missing trials one at a time.
+    Evaluation.objects.select_for_update().filter(pk=evaluation.pk).first()
+    existing = set(Trial.objects.filter(evaluation=evaluation).values_list("task_id", "agent", "configuration_key"))
+    specs: dict[str, str] = {}
+    rows: list[dict[str, Any]] = []
+    for p in planning.row_trials(row, plan.tasks):
+        config = p.configuration
+        if (p.task_id, p.agent, config.key) in existing:
+            continue  # a resume inserts only what a failed submission left out
+        if (p.task_id, row.model.id, row.thinking, p.agent, config.key) in skip:
+            continue
+        if config.key not in specs:
+            specs[config.key] = json.dumps(execution.frozen_spec(config))
+        rows.append(
+            {
+                "uuid": _uuid4_text(),
+                "task_id": p.task_id,
+                "task_version_id": p.task_version_id,
+                "task_dir": p.task_dir,
+                "agent": p.agent,
+                "harness_id": config.harness.id if config.harness else "",
+                "environment_id": config.environment.id if config.environment else "",
+                "configuration_key": config.key,
+                "configuration_label": config.label,
+                "spec": specs[config.key],
+            }
         )
-        for p in planned
-        if (p.task_id, row.model.id, row.thinking, p.agent, p.configuration.key) not in skip
-    ]
-    # ignore_conflicts: a resume inserts only the trials a failed submission left out.
-    Trial.objects.bulk_create(trials, ignore_conflicts=True, batch_size=2000)
+    _trials_insert(
+        rows, common={"workspace_id": evaluation.workspace_id, "evaluation_id": evaluation.pk, "sandbox": sandbox_id}
+    )
     total = Trial.objects.filter(evaluation=evaluation).count()
     Evaluation.objects.filter(pk=evaluation.pk).update(trials_total=total, updated_at=timezone.now())
+
+
+def _uuid4_text() -> str:
+    """A random (version 4) UUID as text, without building a uuid.UUID (a third of the insert's Python time)."""
+    h = os.urandom(16).hex()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) & 3]}{h[17:20]}-{h[20:]}"
+
+
+def _trials_insert(rows: list[dict[str, Any]], *, common: dict[str, Any]) -> None:
+    """Insert trial rows fast: PostgreSQL COPY (a 24,000-trial comparison in well under a second), else bulk_create.
+
+    Django's bulk_create prepares every value of every column in Python (about 1.1 million for 24,000 trials);
+    here the columns a new trial shares are prepared once and the rest are copied as they are.
+    """
+    if not rows:
+        return
+    if connection.vendor != "postgresql":
+        Trial.objects.bulk_create(
+            [Trial(**common, **{k: json.loads(v) if k == "spec" else v for k, v in r.items()}) for r in rows],
+            batch_size=2000,
+        )
+        return
+    now = timezone.now()
+    fields = [f for f in Trial._meta.concrete_fields if not f.primary_key]
+    varying = set(rows[0])
+    constants: dict[str, Any] = {}
+    for f in fields:
+        if f.attname in varying:
+            continue
+        if f.attname in common:
+            constants[f.attname] = common[f.attname]
+        elif f.attname in ("created_at", "updated_at"):
+            constants[f.attname] = now
+        else:
+            value = f.get_db_prep_save(f.get_default(), connection)
+            constants[f.attname] = value.dumps(value.obj) if hasattr(value, "dumps") else value
+    columns = [str(f.column) for f in fields]
+    names = [f.attname for f in fields]
+    table = connection.ops.quote_name(Trial._meta.db_table)
+    sql = f"COPY {table} ({', '.join(connection.ops.quote_name(c) for c in columns)}) FROM STDIN"
+    with connection.cursor() as cursor:
+        with cursor.cursor.copy(sql) as copy:
+            for row in rows:
+                copy.write_row([row[n] if n in row else constants[n] for n in names])
 
 
 # --- progress -----------------------------------------------------------------------------------------------------
@@ -268,8 +321,8 @@ def _cancel_trials(trials: Any) -> int:
     )
 
     def stop() -> None:
-        for uuid, attempt, sandbox_id in running:
-            trial = Trial(uuid=uuid, attempt=attempt)
+        for trial_uuid, attempt, sandbox_id in running:
+            trial = Trial(uuid=trial_uuid, attempt=attempt)
             gateway_services.trial_key_revoke(subject=trial.subject)
             sandboxes.containers_remove(sandbox_id=sandbox_id, trial_name=trial.harbor_name)
 
