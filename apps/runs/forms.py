@@ -34,7 +34,8 @@ class ModelRowForm(forms.Form):
     )
 
     def __init__(self, *args: Any, workspace: Workspace, **kwargs: Any) -> None:
-        super().__init__(*args, label_suffix="", **kwargs)
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
         models = [(m.id, f"{m.name} ({m.provider})") for m in catalog_models()]
         self.fields["catalog_id"].choices = models  # type: ignore[attr-defined]
         credentials = Credential.objects.filter(workspace=workspace, kind__in=MODEL_CREDENTIAL_KINDS)
@@ -77,7 +78,8 @@ class RunForm(forms.Form):
         kwargs.setdefault("initial", {}).update(
             {"id": uuid.uuid4(), "tasks": [str(t.pk) for t in tasks], "sandbox": sandboxes.sandbox_ids_enabled()[0]}
         )
-        super().__init__(*args, label_suffix="", **kwargs)
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
         self.task_rows = tasks
         self.fields["sandbox"].choices = [  # type: ignore[attr-defined]
             (s.id, s.name if s.available else f"{s.name} (not enabled here)") for s in sandboxes.SANDBOXES
