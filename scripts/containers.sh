@@ -6,8 +6,9 @@
 #   bash scripts/containers.sh              # packages, containers.conf, podman-compose, base image
 #   bash scripts/containers.sh --app-base   # ... plus localhost/selfbench-app-base:trixie
 #   bash scripts/containers.sh --app-image  # ... plus the app image itself (implies --app-base)
+#   bash scripts/containers.sh --agents     # ... plus the agent CLIs (sandbox/agents) unpacked for trials
 #
-# Environment: VENV (default ./.venv), BASE_IMAGE, APP_BASE_IMAGE, APP_IMAGE, DEBIAN_MIRROR.
+# Environment: VENV (default ./.venv), BASE_IMAGE, APP_BASE_IMAGE, APP_IMAGE, DEBIAN_MIRROR, AGENTS_DIR.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,11 +32,16 @@ EXTRA_CA_DIR="${EXTRA_CA_DIR:-/usr/local/share/ca-certificates}"
 
 WANT_APP_BASE=0
 WANT_APP_IMAGE=0
+WANT_AGENTS=0
+# Where the agents tree is unpacked; selfbench/harbor_adapter.py reads $AGENTS_DIR/current (SANDBOX_AGENTS_DIR).
+AGENTS_DIR="${AGENTS_DIR:-/var/lib/selfbench/agents}"
+AGENTS_IMAGE_REPO="${AGENTS_IMAGE_REPO:-localhost/selfbench-agents}"
 for arg in "$@"; do
   case "$arg" in
+    --agents) WANT_AGENTS=1 ;;
     --app-base) WANT_APP_BASE=1 ;;
     --app-image) WANT_APP_BASE=1; WANT_APP_IMAGE=1 ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "containers.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -234,6 +240,60 @@ if [ "$WANT_APP_IMAGE" = 1 ]; then
   podman build -q -t "$APP_IMAGE" --build-arg "BASE_IMAGE=$APP_BASE_IMAGE" -f "$ROOT/Dockerfile" "$ROOT" >/dev/null \
     || die "podman build of the app image failed (rerun: podman build --build-arg BASE_IMAGE=$APP_BASE_IMAGE $ROOT)"
   say "did: built $APP_IMAGE in $(( $(date +%s) - t0 ))s"
+fi
+
+# --- 6. the agents toolchain ---------------------------------------------------------------------
+# Harbor's installers for claude-code, codex, pi and mini-swe-agent fetch from vendor hosts these machines cannot
+# reach, so the pinned CLIs come from the npm registry (host npm, `npm ci` of sandbox/agents/package-lock.json) and
+# PyPI (inside the build). The image is tagged with the recipe's hash; its /opt/agents is unpacked to
+# $AGENTS_DIR/<hash> and $AGENTS_DIR/current points at it. A second run with nothing changed only checks.
+if [ "$WANT_AGENTS" = 1 ]; then
+  src="$ROOT/sandbox/agents"
+  base_id=$(podman image inspect --format '{{.Id}}' "$BASE_IMAGE")
+  agents_recipe=$( (cd "$src" && cat Dockerfile package.json package-lock.json requirements-mini-swe-agent.txt \
+    gateway-relay.js env.sh; echo "$base_id") | sha256sum | cut -c1-16)
+  agents_image="$AGENTS_IMAGE_REPO:$agents_recipe"
+  tree="$AGENTS_DIR/$agents_recipe"
+  if [ -f "$tree/versions.json" ] && [ "$(readlink "$AGENTS_DIR/current" 2>/dev/null || true)" = "$agents_recipe" ]; then
+    say "ok: agents $agents_image unpacked at $tree ($(tr -d ' \n' <"$tree/versions.json"))"
+  else
+    t0=$(date +%s)
+    if ! podman image exists "$agents_image"; then
+      command -v npm >/dev/null || die "npm is needed to stage the agent CLIs (apt-get install npm, or Node.js with npm)"
+      stage=$(mktemp -d /var/tmp/selfbench-agents.XXXXXX)
+      # shellcheck disable=SC2064  # expand $stage now
+      trap "rm -rf '$stage'" EXIT
+      mkdir -p "$stage/npm"
+      cp "$src/package.json" "$src/package-lock.json" "$stage/npm/"
+      cp "$src/Dockerfile" "$src/requirements-mini-swe-agent.txt" "$src/gateway-relay.js" "$src/env.sh" "$stage/"
+      say "did: npm ci of sandbox/agents (claude-code, codex, pi, Node.js)"
+      (cd "$stage/npm" && npm ci --no-audit --no-fund --loglevel=error >"$stage/npm.log" 2>&1) \
+        || { tail -20 "$stage/npm.log" >&2; die "npm ci in $stage/npm failed (log above)"; }
+      rm -f "$stage/npm/package.json" "$stage/npm/package-lock.json"
+      say "did: podman build $agents_image (mini-swe-agent from PyPI inside)"
+      podman build -q -t "$agents_image" --label "$RECIPE_LABEL=$agents_recipe" \
+          --build-arg "BASE_IMAGE=$BASE_IMAGE" "$stage" >"$stage/build.log" 2>&1 \
+        || { tail -30 "$stage/build.log" >&2; die "podman build of $agents_image failed (log above)"; }
+      rm -rf "$stage"
+      trap - EXIT
+    fi
+    mkdir -p "$AGENTS_DIR"
+    rm -rf "$tree.partial"
+    cid=$(podman create "$agents_image" true)
+    podman cp "$cid:/opt/agents" "$tree.partial" || { podman rm -f "$cid" >/dev/null; die "podman cp of /opt/agents failed"; }
+    podman rm -f "$cid" >/dev/null
+    rm -rf "$tree" && mv "$tree.partial" "$tree"
+    ln -sfn "$agents_recipe" "$AGENTS_DIR/current.new" && mv -T "$AGENTS_DIR/current.new" "$AGENTS_DIR/current"
+    # Older trees and images are dead weight once current moved on (a running trial keeps its mount's inode).
+    for old in "$AGENTS_DIR"/*; do
+      name=$(basename "$old")
+      [ "$name" = current ] || [ "$name" = "$agents_recipe" ] || { rm -rf "$old"; say "did: removed old agents tree $name"; }
+    done
+    for old in $(podman images --format '{{.Repository}}:{{.Tag}}' --filter "reference=$AGENTS_IMAGE_REPO" ); do
+      [ "$old" = "$agents_image" ] || podman rmi "$old" >/dev/null 2>&1 || true
+    done
+    say "did: agents $agents_image unpacked at $tree in $(( $(date +%s) - t0 ))s ($(tr -d ' \n' <"$tree/versions.json"))"
+  fi
 fi
 
 say "done in $(( $(date +%s) - START ))s"
