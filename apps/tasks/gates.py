@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 import uuid
@@ -26,8 +27,13 @@ INFRA = "infrastructure_error"
 
 # Causes that say nothing about the task: the sandbox, Harbor or the worker broke. Retried, then infrastructure_failed.
 INFRA_CAUSES = frozenset({"sandbox_failed", "harbor_failed", "cancelled", "unclassified"})
-# Podman/buildah words for a Dockerfile step that failed: the task's environment is wrong, retrying will not help.
-BUILD_ERROR_MARKERS = ("building at STEP", "error building", "executing /bin/sh -c", "returned a non-zero code")
+# A Dockerfile step that failed on its own (a RUN command's exit status, a COPY source missing from the context):
+# the task's environment is wrong and retrying will not help. Anything else while building (storage races, a killed
+# buildah) is infrastructure.
+BUILD_ERROR_PATTERNS = (
+    re.compile(r'building at STEP "RUN .*(exit status|returned a non-zero code)', re.S),
+    re.compile(r'building at STEP "(COPY|ADD) .*checking on sources', re.S),
+)
 LOG_CAP = 60_000
 SMOKE_COMMAND = "bash /opt/selfbench/smoke.sh"
 
@@ -120,7 +126,7 @@ def run_build(task_dir: Path, name: str) -> GateResult:
     if outcome.exception_type is None:
         return GateResult(PASSED, "the image builds and starts", log, duration, name, details=_timings(outcome))
     message = outcome.exception_message or ""
-    if any(marker in message for marker in BUILD_ERROR_MARKERS):
+    if any(pattern.search(message) for pattern in BUILD_ERROR_PATTERNS):
         return GateResult(FAILED, f"the image does not build: {_tail(message, 400)}", log, duration, name)
     return _infra(name, log, duration, f"{outcome.exception_type}: {_tail(message, 400)}")
 

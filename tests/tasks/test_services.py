@@ -176,8 +176,14 @@ def test_a_gate_left_running_by_a_killed_worker_is_recovered(
     assert stuck.state == TaskState.FAILED and stuck.reason == "the worker stopped while authoring"
 
 
-def test_gate_infrastructure_classification() -> None:
-    assert gates.INFRA_CAUSES >= {"sandbox_failed", "harbor_failed"}
+def test_a_storage_race_while_building_is_infrastructure_not_a_broken_dockerfile(tmp_path: Path) -> None:
+    storage_race = (
+        'Error: identifier is not a container: building at STEP "COPY smoke.sh /opt/selfbench/smoke.sh": checking on '
+        "destination /var/lib/containers/storage/overlay/x/merged/opt/selfbench: no such file or directory"
+    )
+    broken = 'Error: building at STEP "RUN pip3 install -r requirements.txt": while running runtime: exit status 1'
+    assert not any(p.search(storage_race) for p in gates.BUILD_ERROR_PATTERNS)
+    assert any(p.search(broken) for p in gates.BUILD_ERROR_PATTERNS)
 
 
 def test_the_stale_work_janitor_is_scheduled() -> None:
