@@ -86,9 +86,7 @@ def _body(creds: dict[str, Credential], tasks: list[Task]) -> dict[str, Any]:
     models = []
     for model in catalog_models()[:12]:
         credential = creds[model.provider]
-        models.append(
-            {"catalogId": model.id, "credentialId": credential.pk, "harnesses": list(model.harnesses)[:4]}
-        )
+        models.append({"catalogId": model.id, "credentialId": credential.pk, "harnesses": list(model.harnesses)[:4]})
     assert len(models) == 12 and all(len(m["harnesses"]) == 4 for m in models), models
     return {
         "id": str(uuid.uuid4()),
@@ -129,12 +127,10 @@ def bench_start(n_starts: int, n_tasks: int) -> dict[str, Any]:
 def bench_trial_overhead() -> dict[str, Any]:
     from apps.gateway import services as gateway_services
     from selfbench import harbor_adapter
+    from selfbench.asgi import application
     from selfbench.harbor_adapter import AgentSpec
     from tests.doubles.terminus_model import TerminusModel
     from tests.gateway.conftest import _ServerThread
-    from tests.runs.factories import greeting_files
-
-    from selfbench.asgi import application
 
     model = TerminusModel().start()
     gateway = _ServerThread(application)
@@ -183,7 +179,9 @@ def bench_trial_overhead() -> dict[str, Any]:
         try:
             body = {
                 "id": str(uuid.uuid4()),
-                "models": [{"catalogId": "gpt-5-mini", "credentialId": creds["openai"].pk, "harnesses": ["terminus-2"]}],
+                "models": [
+                    {"catalogId": "gpt-5-mini", "credentialId": creds["openai"].pk, "harnesses": ["terminus-2"]}
+                ],
                 "sandbox": "podman",
                 "tasks": [{"runId": None, "taskId": task.pk}],
             }

@@ -115,6 +115,9 @@ def agent_spec(trial: Trial, raw_key: str) -> tuple[AgentSpec, list[str]]:
         )
     if trial.agent == "terminus-2":
         options.setdefault("session_id", str(trial.uuid))
+        # Its recorder (asciinema) would be installed with apt or pip in a sandbox that has no network: a wait
+        # that always fails. The trajectory is the transcript.
+        options.setdefault("record_terminal_session", False)
     if harness.get("skills"):
         raise harbor_adapter.TrialSetupError("harness skills need the Harbor adapter's skills support (not yet wired)")
 
