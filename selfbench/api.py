@@ -21,7 +21,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         # Validation errors: keep the field map and add one readable line that lists every problem.
         response.data = {"error": "invalid", "detail": _summarise(response.data), "errors": response.data}
     elif response is not None and isinstance(response.data, list):
-        response.data = {"error": "invalid", "detail": "; ".join(str(x) for x in response.data), "errors": response.data}
+        response.data = {
+            "error": "invalid",
+            "detail": "; ".join(str(x) for x in response.data),
+            "errors": response.data,
+        }
     return response
 
 

@@ -4,8 +4,8 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 
-from apps.accounts import urls as accounts_urls
 from apps.ablations import urls as ablations_urls
+from apps.accounts import urls as accounts_urls
 from apps.gateway import urls as gateway_urls
 from apps.harnesses import urls as harnesses_urls
 from apps.repositories import urls as repositories_urls
