@@ -8,8 +8,10 @@ from typing import Any
 
 from django import forms
 
+from apps.ablations import queries as ablation_queries
 from apps.accounts.models import MODEL_CREDENTIAL_KINDS, Credential, Workspace
 from apps.gateway.catalog import THINKING_LEVELS, catalog_models
+from apps.harnesses import queries as harness_queries
 from apps.runs import sandboxes
 from apps.tasks.models import Task, TaskState
 from selfbench.harbor_adapter import HARNESSES
@@ -32,6 +34,7 @@ class ModelRowForm(forms.Form):
     thinking = forms.ChoiceField(
         choices=[("", "Model default"), *((t, t) for t in THINKING_LEVELS)], required=False, label="Thinking"
     )
+    harness = forms.ChoiceField(required=False, label="Harness")
 
     def __init__(self, *args: Any, workspace: Workspace, **kwargs: Any) -> None:
         kwargs.setdefault("label_suffix", "")
@@ -43,6 +46,11 @@ class ModelRowForm(forms.Form):
             *((str(c.pk), f"{c.name} ({c.kind})") for c in credentials),
             (MANAGED, "Managed model (this deployment's keys)"),
         ]
+        saved = harness_queries.harnesses_of(workspace).order_by("name")
+        self.fields["harness"].choices = [  # type: ignore[attr-defined]
+            ("", "The agent as it is"),
+            *((str(h.pk), f"{h.name} ({h.agent})") for h in saved),
+        ]
 
     def row(self) -> dict[str, Any]:
         data = self.cleaned_data
@@ -51,6 +59,7 @@ class ModelRowForm(forms.Form):
             "credentialId": data["credential_id"],
             "harnesses": data["harnesses"],
             "thinking": data["thinking"] or None,
+            "harness": data["harness"] or None,
         }
 
 
@@ -73,6 +82,12 @@ class RunForm(forms.Form):
     sandbox = forms.ChoiceField()
     sandbox_credential_id = forms.ChoiceField(required=False, label="Sandbox credential")
     tasks = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, label="Tasks")
+    environments = forms.MultipleChoiceField(
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        label="Repo ablations",
+        help_text="Every row runs again on each.",
+    )
 
     def __init__(self, *args: Any, workspace: Workspace, tasks: list[Task], **kwargs: Any) -> None:
         kwargs.setdefault("initial", {}).update(
@@ -91,6 +106,10 @@ class RunForm(forms.Form):
             *((str(c.pk), f"{c.name} ({c.kind})") for c in credentials),
         ]
         self.fields["tasks"].choices = [(str(t.pk), t.title) for t in tasks]  # type: ignore[attr-defined]
+        ablations = ablation_queries.environments_of(workspace).order_by("repository__full_name", "name")
+        self.fields["environments"].choices = [  # type: ignore[attr-defined]
+            (str(e.pk), f"{e.name} ({e.repository.name})") for e in ablations
+        ]
 
     def body(self, rows: list[dict[str, Any]], *, skip_completed: bool) -> dict[str, Any]:
         """The Evaluate API's request body for these inputs."""
@@ -103,4 +122,5 @@ class RunForm(forms.Form):
             "sandboxCredentialId": data["sandbox_credential_id"] or None,
             "tasks": [{"runId": batch_of[pk], "taskId": int(pk)} for pk in data["tasks"]],
             "skipCompleted": skip_completed,
+            "environments": data["environments"],
         }

@@ -204,3 +204,25 @@ def test_comparison_list_runs_a_fixed_number_of_queries(
     with django_assert_num_queries(5):  # session, user, membership, comparisons (with created_by), evaluations
         r = client.get(url)
     assert r.status_code == 200 and r.content.decode().count("gpt-5-mini") == 3
+
+
+def test_a_saved_harness_per_row_and_repo_ablations_go_into_the_body(
+    client: Client, setup: Setup, workspace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from apps.ablations import jobs as ablation_jobs
+    from apps.ablations import services as ablation_services
+    from apps.harnesses import services as harness_services
+    from apps.repositories.models import Repository
+
+    monkeypatch.setattr(ablation_jobs, "async_task", lambda *a, **kw: None)
+    harness = harness_services.harness_create(workspace=workspace, name="Terse", agent="terminus-2", instructions="x")
+    repository = Repository.objects.create(workspace=workspace, kind="local", location="/srv/repo")
+    environment = ablation_services.environment_create(repository=repository, name="No notes", script="true")
+    page = client.get(reverse("runs:start", args=[workspace.slug])).content.decode()
+    assert "Terse (terminus-2)" in page and "No notes (/srv/repo)" in page
+    data = post_data(setup, row(setup), row(setup, harness=str(harness.pk)), environments=[str(environment.pk)])
+    r = client.post(reverse("runs:start", args=[workspace.slug]), data)
+    assert r.status_code == 302, r.content.decode()
+    comparison = Comparison.objects.get()
+    assert [m["harness"] for m in comparison.body["models"]] == [None, str(harness.pk)]
+    assert comparison.body["environments"] == [str(environment.pk)]
