@@ -1,0 +1,114 @@
+"""Releases (append-only public snapshots of a repository's baseline results), task exports and registry grants."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings as django_settings
+from django.db import models
+from django.utils import timezone
+
+from apps.accounts.models import Workspace
+from apps.repositories.models import Repository
+
+RELEASE_SCHEMA_VERSION = 1
+
+
+class Release(models.Model):
+    """One publish of a repository's baseline results. Rows are never changed: a withdrawal is its own row, and each
+    line (workspace × GitHub repository) shows its newest release that is not withdrawn. `document` is exactly what
+    the public API serves (nothing else about the workspace is ever read by it)."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="releases")
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="releases")
+    github_id = models.BigIntegerField(null=True, blank=True, help_text="The line's key with the workspace.")
+    full_name = models.CharField(max_length=200, help_text="owner/name when published.")
+    settings = models.JSONField(default=list, help_text="Configuration ids chosen (baseline only).")
+    declined = models.JSONField(default=list, help_text="Candidates offered and not chosen (not pre-ticked next time).")
+    task_ids = models.JSONField(
+        default=list, help_text="Every approved task all chosen configurations have a result for."
+    )
+    head = models.CharField(max_length=64, blank=True)
+    fingerprint = models.CharField(max_length=64, help_text="The preview's fingerprint the publish was made against.")
+    content_hash = models.CharField(max_length=64, help_text="Hash of what is public: same hash = unchanged.")
+    publish_tasks = models.BooleanField(default=False)
+    publish_results_by_task = models.BooleanField(default=False)
+    document = models.JSONField(help_text="The public release document.")
+    published_by = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [
+            models.Index(fields=["full_name", "-created_at"]),
+            models.Index(fields=["repository", "-created_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"release {self.pk} of {self.full_name}"
+
+
+class ReleaseWithdrawal(models.Model):
+    """Withdraws one release (the release row itself stays as it was)."""
+
+    release = models.OneToOneField(Release, on_delete=models.CASCADE, related_name="withdrawal")
+    withdrawn_by = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"withdrawal of release {self.release_id}"
+
+
+class TaskExport(models.Model):
+    """An archive of tasks (with hidden tests and reference solutions, unencrypted) and its SHA-256, announced
+    before download so the client can verify what it receives."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="task_exports")
+    repository = models.ForeignKey(Repository, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    task_ids = models.JSONField(default=list)
+    path = models.CharField(max_length=1000)
+    sha256 = models.CharField(max_length=64)
+    size = models.PositiveBigIntegerField()
+    created_by = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"export {self.uuid}"
+
+
+class RegistryGrant(models.Model):
+    """Lets one holder pull specific task images by digest until `expires_at` (HMAC-signed token; cancellable)."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="registry_grants")
+    images = models.JSONField(default=list, help_text="[{taskId, repository, digest}]: the images it may pull.")
+    expires_at = models.DateTimeField()
+    note = models.CharField(max_length=200, blank=True)
+    created_by = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"grant {self.uuid}"
+
+    @property
+    def status(self) -> str:
+        if self.cancelled_at is not None:
+            return "cancelled"
+        return "expired" if self.expires_at <= timezone.now() else "active"

@@ -1,0 +1,81 @@
+"""What the public results API serves: only released documents (`Release.document`), never live results.
+
+A line is one workspace × one GitHub repository; it shows its newest release that is not withdrawn. `endorsed`
+stays false: SelfBench cannot yet verify that a publisher speaks for the repository's owner.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apps.results.models import Release
+
+
+def _lines(releases: list[Release]) -> list[dict[str, Any]]:
+    return [
+        {
+            "release": {
+                **{k: v for k, v in r.document.items()},
+                "releaseId": r.pk,
+                "releasedAt": r.created_at.isoformat(),
+            },
+            "endorsed": False,
+        }
+        for r in releases
+    ]
+
+
+def _current() -> Any:
+    """Each line's newest release that is not withdrawn (DISTINCT ON the line)."""
+    return (
+        Release.objects.filter(withdrawal__isnull=True)
+        .order_by("workspace_id", "github_id", "-created_at", "-pk")
+        .distinct("workspace_id", "github_id")
+        .only("pk", "document", "created_at", "full_name", "workspace_id", "github_id")
+    )
+
+
+def repository_lines(full_name: str) -> dict[str, Any] | None:
+    """`{lines}` for one repository, newest release first; None when nothing is released. One query."""
+    rows = sorted(_current().filter(full_name__iexact=full_name), key=lambda r: r.created_at, reverse=True)
+    return {"lines": _lines(rows)} if rows else None
+
+
+def _picks(settings: list[dict[str, Any]]) -> list[dict[str, str]]:
+    priced = [s for s in settings if s.get("costPerTaskUsd") is not None and s.get("accuracy") is not None]
+    rated = [s for s in settings if s.get("accuracy") is not None]
+    picks = []
+    if priced:
+        picks.append({"role": "cheapest", "id": min(priced, key=lambda s: (s["costPerTaskUsd"], -s["accuracy"]))["id"]})
+    if rated:
+        best = max(rated, key=lambda s: (s["accuracy"], -(s.get("costPerTaskUsd") or float("inf"))))
+        picks.append({"role": "mostAccurate", "id": best["id"]})
+    return picks
+
+
+def cards(*, limit: int = 500) -> dict[str, Any]:
+    """`{cards}`: one per released repository, from its newest line (the default one). One query."""
+    by_repo: dict[str, list[Release]] = {}
+    for r in _current():
+        by_repo.setdefault(r.full_name.lower(), []).append(r)
+    out = []
+    for lines in by_repo.values():
+        lines.sort(key=lambda r: r.created_at, reverse=True)
+        head = lines[0]
+        doc = head.document
+        out.append(
+            {
+                "repository": doc["repository"],
+                "publisher": doc["publisher"],
+                "tasks": doc["tasks"],
+                "settings": len(doc["settings"]),
+                "picks": _picks(doc["settings"]),
+                "frontier": doc["frontier"],
+                "endorsed": False,
+                "defaultLine": head.pk,
+                "lines": len(lines),
+                "releasedAt": head.created_at.isoformat(),
+            }
+        )
+    out.sort(key=lambda c: c["releasedAt"], reverse=True)
+    return {"cards": out[:limit]}
