@@ -26,6 +26,8 @@ _APPS = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/public/", include((results_urls.public_urlpatterns, "results-public"))),
+    path("v2/", include((results_urls.registry_urlpatterns, "registry"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularRedocView.as_view(url_name="schema"), name="api-docs"),
 ]
