@@ -18,10 +18,13 @@ import json
 import os
 import shutil
 import sys
+import tempfile
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 # Both must be set before Harbor (and through it LiteLLM) is imported anywhere in the process:
 # Harbor's telemetry would phone home and LiteLLM would fetch its price map from GitHub, with retries.
@@ -38,6 +41,31 @@ HARNESSES: tuple[str, ...] = ("pi", "codex", "claude-code", "mini-swe-agent", "t
 # Agents that need no model: the gates use them.
 MODELLESS_AGENTS: tuple[str, ...] = ("oracle", "nop", "command")
 COMMAND_AGENT_IMPORT_PATH = "selfbench.harbor_adapter:CommandAgent"
+
+# Engines on this machine, where agents installed in the sandbox run from the pinned agents toolchain
+# (`bash scripts/containers.sh --agents`, sandbox/agents/): Harbor's own installers fetch from vendor hosts
+# (downloads.claude.ai, nvm from GitHub, astral.sh, dev.meta.ai) that these machines cannot reach.
+LOCAL_ENGINES: tuple[str, ...] = ("podman", "docker")
+TOOLCHAIN_AGENTS: tuple[str, ...] = ("claude-code", "codex", "pi", "mini-swe-agent")
+# Harbor's classes with the install skipped when the pinned binary is on PATH (Harbor itself skips it only for
+# claude-code and codex) and podman's CRLF output normalised: see _preinstalled_classes.
+_PREINSTALLED_IMPORT_PATHS: dict[str, str] = {
+    "claude-code": "selfbench.harbor_adapter:PreinstalledClaudeCode",
+    "codex": "selfbench.harbor_adapter:PreinstalledCodex",
+    "pi": "selfbench.harbor_adapter:PreinstalledPi",
+    "mini-swe-agent": "selfbench.harbor_adapter:PreinstalledMiniSweAgent",
+}
+# Why an agent cannot run in a local sandbox here, whatever the toolchain holds.
+_CANNOT_RUN_LOCALLY: dict[str, str] = {
+    "muse-code": (
+        "Meta's muse CLI is distributed only by its vendor installer (dev.meta.ai), which these machines cannot "
+        "reach; it is on neither the npm registry nor PyPI (PyPI's muse-code-sdk and muse-code-openrouter drive "
+        "an installed muse binary and do not ship it), and Harbor's adapter cannot pin a version."
+    ),
+}
+AGENTS_MOUNT = "/opt/agents"  # where the toolchain is mounted read-only in the sandbox
+_RELAY_MOUNT = "/run/selfbench-gateway"  # the worker's gateway relay socket, seen from the sandbox
+DEFAULT_AGENTS_DIR = "/var/lib/selfbench/agents"
 
 # Where the API key goes for each agent. Harbor is also told the variable's name
 # (`model_api_key_name`), so its connection resolver uses exactly this key and not something
@@ -102,6 +130,17 @@ class TrialSetupError(ValueError):
     """The trial could not be configured (unknown agent, invalid options, bad task dir)."""
 
 
+@dataclass(frozen=True)
+class AgentCapability:
+    """Whether a harness can run in a sandbox type on this deployment, and why (not)."""
+
+    name: str
+    runs: bool
+    reason: str  # how it runs, or why it cannot
+    version: str | None  # the pinned version that runs (None: not pinned here, or not applicable)
+    model_calls_from: str  # "worker" (terminus-2's loop runs in the Harbor process) or "sandbox"
+
+
 # --- the "command" agent --------------------------------------------------------------------------
 
 
@@ -161,12 +200,111 @@ def __getattr__(name: str) -> Any:
     # __getattr__ lets that work while the class is only built when Harbor is imported anyway.
     if name == "CommandAgent":
         return _cached_command_agent()
+    if name.startswith("Preinstalled") and name in _preinstalled_classes():
+        return _preinstalled_classes()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @functools.cache
 def _cached_command_agent() -> type[Any]:
     return _command_agent_class()
+
+
+# --- agents that run from the pinned toolchain -----------------------------------------------------
+
+
+class _TtyOutputMixin:
+    """Plain newlines in the output of the agent's own commands.
+
+    podman-compose's `exec` allocates a TTY, so output lines end in CRLF, and Harbor's parsers anchored at line
+    ends miss them (codex's `^CODEX_RUNTIME_ID ([0-9]+) ([0-9]+)$` fails the trial before codex starts).
+    """
+
+    async def _exec(self, *args: Any, **kwargs: Any) -> Any:
+        result = await super()._exec(*args, **kwargs)  # type: ignore[misc]
+        if result.stdout:
+            result.stdout = result.stdout.replace("\r\n", "\n")
+        if result.stderr:
+            result.stderr = result.stderr.replace("\r\n", "\n")
+        return result
+
+
+@functools.cache
+def _preinstalled_classes() -> dict[str, type[Any]]:
+    """Harbor's agent classes for the toolchain agents, as they run in a local sandbox here.
+
+    Harbor's Pi and MiniSweAgent reinstall on every trial (nvm + npm from GitHub; uv from astral.sh); these skip
+    that when the pinned CLI is already on PATH (claude-code and codex already do at the pinned version). Without
+    the binary (another sandbox type) they install as Harbor does. All four read their commands' output with
+    plain newlines (see _TtyOutputMixin).
+    """
+    from harbor.agents.installed.claude_code import ClaudeCode
+    from harbor.agents.installed.codex import Codex
+    from harbor.agents.installed.mini_swe_agent import MiniSweAgent
+    from harbor.agents.installed.pi import Pi
+
+    async def present(environment: BaseEnvironment, check: str) -> bool:
+        result = await environment.exec(command=check)
+        return result.return_code == 0
+
+    class PreinstalledClaudeCode(_TtyOutputMixin, ClaudeCode):
+        pass
+
+    class PreinstalledCodex(_TtyOutputMixin, Codex):
+        pass
+
+    class PreinstalledPi(_TtyOutputMixin, Pi):
+        async def install(self, environment: BaseEnvironment) -> None:
+            wanted = self.options.version
+            check = "command -v pi >/dev/null && pi --version"
+            if wanted and await present(environment, f"{check} | tr -d '\\r' | grep -qxF {wanted}"):
+                self.logger.debug("pi %s is preinstalled", wanted)
+                return
+            await super().install(environment)
+
+    class PreinstalledMiniSweAgent(_TtyOutputMixin, MiniSweAgent):
+        async def install(self, environment: BaseEnvironment) -> None:
+            wanted = self.options.version
+            check = (
+                "command -v mini-swe-agent >/dev/null && "
+                '"$(dirname "$(readlink -f "$(command -v mini-swe-agent)")")/python" -c '
+                "'import importlib.metadata as m; print(m.version(\"mini-swe-agent\"))'"
+            )
+            if wanted and await present(environment, f"{check} | tr -d '\\r' | grep -qxF {wanted}"):
+                self.logger.debug("mini-swe-agent %s is preinstalled", wanted)
+                return
+            await super().install(environment)
+
+    classes: dict[str, type[Any]] = {
+        "PreinstalledClaudeCode": PreinstalledClaudeCode,
+        "PreinstalledCodex": PreinstalledCodex,
+        "PreinstalledPi": PreinstalledPi,
+        "PreinstalledMiniSweAgent": PreinstalledMiniSweAgent,
+    }
+    for cls_name, cls in classes.items():
+        cls.__module__ = __name__
+        cls.__qualname__ = cls_name
+    return classes
+
+
+@dataclass(frozen=True)
+class AgentsToolchain:
+    """The unpacked agents tree (`scripts/containers.sh --agents`) and the versions it pins."""
+
+    path: Path
+    versions: dict[str, str]
+
+
+def agents_toolchain() -> AgentsToolchain | None:
+    """The current agents toolchain on this machine, or None when it has not been built."""
+    from django.conf import settings
+
+    root = Path(getattr(settings, "SANDBOX_AGENTS_DIR", DEFAULT_AGENTS_DIR)) / "current"
+    versions_file = root / "versions.json"
+    if not versions_file.is_file():
+        return None
+    versions = json.loads(versions_file.read_text())
+    return AgentsToolchain(path=root.resolve(), versions={str(k): str(v) for k, v in versions.items()})
 
 
 # --- public API -----------------------------------------------------------------------------------
@@ -224,6 +362,54 @@ def validate_agent_options(name: str, options: dict[str, Any]) -> list[str]:
     return []
 
 
+def agent_capabilities(environment_type: str | None = None) -> dict[str, AgentCapability]:
+    """For each harness: whether it runs in `environment_type` (default settings.SANDBOX_ENVIRONMENT) here, and why.
+
+    Local engines run agents installed in the sandbox from the pinned toolchain, with the sandbox's network
+    held to the gateway through the worker's relay. Other sandbox types install agents the way Harbor does
+    (vendor installers), so whether that works depends on their network, not on this machine.
+    """
+    from django.conf import settings
+
+    engine = environment_type or settings.SANDBOX_ENVIRONMENT
+    local = engine in LOCAL_ENGINES
+    toolchain = agents_toolchain() if local else None
+    capabilities: dict[str, AgentCapability] = {}
+    for name in HARNESSES:
+        where = "worker" if name == "terminus-2" else "sandbox"
+        if name == "terminus-2":
+            capability = AgentCapability(
+                name, True, "The model loop runs in the worker; the sandbox needs only tmux.", harbor_version(), where
+            )
+        elif not local:
+            capability = AgentCapability(
+                name, True, f"Installed by Harbor's own installer inside the {engine} sandbox.", None, where
+            )
+        elif name in _CANNOT_RUN_LOCALLY:
+            capability = AgentCapability(name, False, _CANNOT_RUN_LOCALLY[name], None, where)
+        elif toolchain is None:
+            capability = AgentCapability(
+                name,
+                False,
+                "The agents toolchain is not built on this machine: run `bash scripts/containers.sh --agents`.",
+                None,
+                where,
+            )
+        elif name not in toolchain.versions:
+            capability = AgentCapability(name, False, f"The agents toolchain has no {name}.", None, where)
+        else:
+            capability = AgentCapability(
+                name,
+                True,
+                f"Pinned {name} {toolchain.versions[name]} from the agents toolchain, mounted read-only at "
+                f"{AGENTS_MOUNT}; the sandbox has no network but a relay to the gateway.",
+                toolchain.versions[name],
+                where,
+            )
+        capabilities[name] = capability
+    return capabilities
+
+
 def lint_task(task_dir: Path) -> list[str]:
     """Harbor's task linter (default rules), one line per finding: "rule: path: message"."""
     from harbor.lint import lint_task as harbor_lint_task
@@ -265,25 +451,39 @@ def run_trial(
     """
     from django.conf import settings
 
-    config = _trial_config(
-        task_dir=Path(task_dir),
-        agent=agent,
-        trial_name=trial_name,
-        trials_dir=Path(trials_dir) if trials_dir is not None else Path(settings.HARBOR_TRIALS_DIR),
-        environment_type=environment_type or settings.SANDBOX_ENVIRONMENT,
-        environment_kwargs=environment_kwargs or {},
-        extra_instructions=extra_instructions or [],
-        disable_verifier=disable_verifier,
-        verifier_timeout_sec=verifier_timeout_sec,
-        delete=delete,
-    )
-    config.trials_dir.mkdir(parents=True, exist_ok=True)
-    trial_dir = config.trials_dir / config.trial_name
-    if trial_dir.exists():
-        # A retried job reuses its trial name; Harbor would mix the old run's files (verifier output,
-        # command output) into the new one, so start from an empty directory.
-        shutil.rmtree(trial_dir)
-    result = asyncio.run(_create_and_run(config))
+    engine = environment_type or settings.SANDBOX_ENVIRONMENT
+    environment_kwargs = dict(environment_kwargs or {})
+    plan = _sandbox_agent_plan(agent, engine) if engine in LOCAL_ENGINES else None
+    try:
+        if plan is not None:
+            agent = plan.agent
+            environment_kwargs["extra_docker_compose"] = [
+                *environment_kwargs.get("extra_docker_compose", []),
+                plan.overlay,
+            ]
+        config = _trial_config(
+            task_dir=Path(task_dir),
+            agent=agent,
+            trial_name=trial_name,
+            trials_dir=Path(trials_dir) if trials_dir is not None else Path(settings.HARBOR_TRIALS_DIR),
+            environment_type=engine,
+            environment_kwargs=environment_kwargs,
+            extra_instructions=extra_instructions or [],
+            disable_verifier=disable_verifier,
+            verifier_timeout_sec=verifier_timeout_sec,
+            delete=delete,
+            import_path=plan.import_path if plan is not None else None,
+        )
+        config.trials_dir.mkdir(parents=True, exist_ok=True)
+        trial_dir = config.trials_dir / config.trial_name
+        if trial_dir.exists():
+            # A retried job reuses its trial name; Harbor would mix the old run's files (verifier output,
+            # command output) into the new one, so start from an empty directory.
+            shutil.rmtree(trial_dir)
+        result = asyncio.run(_create_and_run(config, relay=plan))
+    finally:
+        if plan is not None:
+            shutil.rmtree(plan.workdir, ignore_errors=True)
     return _outcome(result, trial_dir=trial_dir)
 
 
@@ -330,6 +530,7 @@ def _trial_config(
     disable_verifier: bool,
     verifier_timeout_sec: float | None,
     delete: bool,
+    import_path: str | None = None,
 ) -> Any:
     from harbor.models.task.task import Task
     from harbor.models.trial.config import (
@@ -351,6 +552,8 @@ def _trial_config(
     agent_fields: dict[str, Any] = {}
     if agent.name == "command":
         agent_fields["import_path"] = COMMAND_AGENT_IMPORT_PATH
+    elif import_path is not None:
+        agent_fields["import_path"] = import_path
     else:
         agent_fields["name"] = agent.name
     if agent.api_key is not None:
@@ -395,12 +598,147 @@ def _trial_config(
         raise TrialSetupError(f"Invalid trial configuration: {exc}") from exc
 
 
-async def _create_and_run(config: Any) -> TrialResult:
+async def _create_and_run(config: Any, relay: _SandboxAgentPlan | None = None) -> TrialResult:
     from harbor.trial.trial import Trial
 
-    # Create and run in one loop, as Harbor's CLI does: the trial holds loop-bound resources.
-    trial = await Trial.create(config)
-    return await trial.run()
+    server = None
+    if relay is not None and relay.gateway is not None:
+        server = await _serve_gateway_relay(relay.socket, *relay.gateway)
+    try:
+        # Create and run in one loop, as Harbor's CLI does: the trial holds loop-bound resources.
+        trial = await Trial.create(config)
+        return await trial.run()
+    finally:
+        if server is not None:
+            server.close()
+            with suppress(Exception):
+                await asyncio.wait_for(server.wait_closed(), 5)
+
+
+@dataclass(frozen=True)
+class _SandboxAgentPlan:
+    """How an agent installed in a local sandbox runs: from the toolchain mount, behind the gateway relay."""
+
+    agent: AgentSpec  # the caller's spec with the pinned version and the toolchain's PATH hook
+    import_path: str | None  # a Preinstalled* subclass, or None for Harbor's own class
+    workdir: Path  # per-trial scratch: the compose overlay and the relay socket (removed after the trial)
+    overlay: Path
+    socket: Path
+    gateway: tuple[str, int] | None  # where the relay carries connections (the base URL's host and port)
+
+
+def _sandbox_agent_plan(agent: AgentSpec, engine: str) -> _SandboxAgentPlan | None:
+    """The plan for an agent installed in a local engine's sandbox; None for agents that need none.
+
+    The toolchain (scripts/containers.sh --agents) is bind-mounted read-only at /opt/agents and put on PATH for
+    the agent phase only (BASH_ENV, set in the agent's env). The sandbox gets `network_mode: none`; a relay in
+    it listens on 127.0.0.1:<the base URL's port> and carries each connection over a Unix socket to this
+    process, which carries it on to the gateway. The base URL's host is mapped to 127.0.0.1 in the sandbox,
+    so the agent uses the URL unchanged and can reach nothing else.
+    """
+    if agent.name in _CANNOT_RUN_LOCALLY:
+        raise TrialSetupError(f"{agent.name} cannot run in a {engine} sandbox here: {_CANNOT_RUN_LOCALLY[agent.name]}")
+    if agent.name not in TOOLCHAIN_AGENTS:
+        return None
+    toolchain = agents_toolchain()
+    if toolchain is None or agent.name not in toolchain.versions:
+        raise TrialSetupError(
+            f"{agent.name} needs the agents toolchain in a {engine} sandbox: run `bash scripts/containers.sh --agents`."
+        )
+    pinned = toolchain.versions[agent.name]
+    asked = agent.options.get("version")
+    if asked is not None and str(asked) != pinned:
+        raise TrialSetupError(
+            f"{agent.name} {asked} is not installable here; the agents toolchain pins {pinned} "
+            "(change sandbox/agents and rerun scripts/containers.sh --agents)."
+        )
+    options = {**agent.options, "version": pinned}
+    env = {**agent.env, "BASH_ENV": f"{AGENTS_MOUNT}/env.sh"}
+
+    gateway: tuple[str, int] | None = None
+    host: str | None = None
+    if agent.base_url:
+        url = urlsplit(agent.base_url)
+        if url.hostname is None:
+            raise TrialSetupError(f"The agent's base URL {agent.base_url!r} has no host.")
+        host = url.hostname
+        gateway = (host, url.port or (443 if url.scheme == "https" else 80))
+
+    workdir = Path(tempfile.mkdtemp(prefix="sb-agent-"))
+    workdir.chmod(0o755)  # the sandbox's user (maybe not root) must reach the socket
+    socket = workdir / "gateway.sock"
+    command = "exec sleep infinity"
+    if gateway is not None:
+        relay = f"{AGENTS_MOUNT}/bin/node {AGENTS_MOUNT}/lib/gateway-relay.js {gateway[1]} {_RELAY_MOUNT}/gateway.sock"
+        command = f"{relay} & exec sleep infinity"
+    overlay: dict[str, Any] = {
+        "network_mode": "none",
+        "command": ["sh", "-c", command],
+        "volumes": [f"{toolchain.path}:{AGENTS_MOUNT}:ro", f"{workdir}:{_RELAY_MOUNT}"],
+    }
+    if host is not None and not _is_ip_literal(host):
+        overlay["extra_hosts"] = [f"{host}:127.0.0.1"]
+    overlay_path = workdir / "agent-sandbox.yaml"
+    # JSON is YAML: no YAML writer needed for this small overlay.
+    overlay_path.write_text(json.dumps({"services": {"main": overlay}}, indent=2) + "\n")
+    return _SandboxAgentPlan(
+        agent=AgentSpec(
+            name=agent.name,
+            model=agent.model,
+            base_url=agent.base_url,
+            api_key=agent.api_key,
+            model_api_format=agent.model_api_format,
+            options=options,
+            env=env,
+            timeout_sec=agent.timeout_sec,
+        ),
+        import_path=_PREINSTALLED_IMPORT_PATHS.get(agent.name),
+        workdir=workdir,
+        overlay=overlay_path,
+        socket=socket,
+        gateway=gateway,
+    )
+
+
+def _is_ip_literal(host: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+async def _serve_gateway_relay(socket: Path, host: str, port: int) -> asyncio.AbstractServer:
+    """Serve `socket`, carrying each connection to host:port (the gateway, as this process reaches it)."""
+
+    async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+            if writer.can_write_eof():
+                writer.write_eof()
+        except (ConnectionError, OSError):
+            pass
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            upstream_reader, upstream_writer = await asyncio.open_connection(host, port)
+        except OSError:
+            writer.close()
+            return
+        try:
+            await asyncio.gather(pipe(reader, upstream_writer), pipe(upstream_reader, writer))
+        finally:
+            for w in (writer, upstream_writer):
+                with suppress(Exception):
+                    w.close()
+
+    server = await asyncio.start_unix_server(handle, path=str(socket))
+    socket.chmod(0o666)
+    return server
 
 
 def _seconds(timing: Any) -> float | None:
