@@ -126,7 +126,7 @@ def smoke_script(*, tree: list[str]) -> str:
     )
 
 
-def task_toml(*, name: str, tier: str | None, source: PullRequestSource) -> str:
+def task_toml(*, name: str, tier: str | None, source: PullRequestSource, author: str = AUTHOR_NAME) -> str:
     return (
         'schema_version = "1.4"\n'
         # The verifier runs in a fresh container of the same image with only /app carried over from the agent's:
@@ -137,7 +137,7 @@ def task_toml(*, name: str, tier: str | None, source: PullRequestSource) -> str:
         "[metadata]\n"
         f'difficulty = "{tier or "unrated"}"\n'
         f'source_commit = "{source.base_sha}"\n'
-        f'author = "{AUTHOR_NAME}"\n\n'
+        f'author = "{author}"\n\n'
         "[verifier]\n"
         "timeout_sec = 600.0\n"
         'environment_mode = "separate"\n\n'
@@ -252,3 +252,131 @@ def finalize(*, draft: Draft, before: dict[str, str], after: dict[str, str]) -> 
     }
     files["definition.json"] = json.dumps(definition, indent=1, sort_keys=True).encode()
     return files, definition
+
+
+# --- files written by a model-driven author ---------------------------------------------------------------------------
+
+# What a model-driven author writes into its authoring workdir (paths relative to it). `held_out/<repo path>` are the
+# held-out test files; `start/` (workspace vibe evals only) is the tree the agent starts from in /app.
+AUTHORED_REQUIRED = ("instruction.md", "gold.patch", "Dockerfile", "smoke.sh", "run-tests.sh")
+HELD_OUT_PREFIX = "held_out/"
+START_PREFIX = "start/"
+
+
+def tar_of(files: dict[str, bytes]) -> bytes:
+    """A deterministic tar of `files` (the starting tree of a task that has no repository)."""
+    import io
+    import tarfile
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for path in sorted(files):
+            info = tarfile.TarInfo(path)
+            info.size = len(files[path])
+            info.mode = 0o755 if path.endswith(".sh") else 0o644
+            info.mtime = 0
+            tar.addfile(info, io.BytesIO(files[path]))
+    return buffer.getvalue()
+
+
+def _held_out_diff(path: str, before: bytes | None, after: bytes) -> patches.FileDiff:
+    import difflib
+
+    old = before.decode("utf-8", "replace").splitlines(keepends=True) if before is not None else []
+    new = after.decode("utf-8", "replace").splitlines(keepends=True)
+    header = f"diff --git a/{path} b/{path}\n" + ("new file mode 100644\n" if before is None else "")
+    body = "".join(difflib.unified_diff(old, new, "/dev/null" if before is None else f"a/{path}", f"b/{path}", n=3))
+    added = sum(1 for line in new if line not in old) if before is not None else len(new)
+    removed = sum(1 for line in old if line not in new)
+    return patches.FileDiff(path, path, header + body, added, removed, False, None, False, None)
+
+
+def draft_from_files(
+    *,
+    source: PullRequestSource,
+    authored: dict[str, bytes],
+    tier_requested: str,
+    author: str,
+    base_tree: dict[str, bytes] | None = None,
+    tier_rules: bool = True,
+) -> Draft:
+    """The discovery task for files a model-driven author wrote, checked by the same static checks as `draft`.
+
+    The base is the source's `base_sha` (a repository), or `base_tree` (a workspace vibe eval: the author's starting
+    files). `tier_rules=False` (vibe evals) keeps the reached tier informational."""
+    reasons = [f"{name} is missing" for name in AUTHORED_REQUIRED if not authored.get(name, b"").strip()]
+    held_out = {
+        path[len(HELD_OUT_PREFIX) :]: data for path, data in authored.items() if path.startswith(HELD_OUT_PREFIX)
+    }
+    if base_tree is None:
+        tree = patches.git(source.repo_path, "ls-tree", "-r", "--name-only", source.base_sha).splitlines()
+        base_tar = patches.git_bytes(source.repo_path, "archive", "--format=tar", source.base_sha)
+
+        def base_file(path: str) -> bytes | None:
+            if path not in tree:
+                return None
+            return patches.git_bytes(source.repo_path, "show", f"{source.base_sha}:{path}")
+    else:
+        tree = sorted(base_tree)
+        base_tar = tar_of(base_tree)
+
+        def base_file(path: str) -> bytes | None:
+            return base_tree.get(path)
+
+    gold = patches.split_files(authored.get("gold.patch", b"").decode("utf-8", "replace"))
+    tests = [_held_out_diff(path, base_file(path), data) for path, data in sorted(held_out.items())]
+    not_tests = sorted(p for p in held_out if not patches.is_test_path(p))
+    if not_tests:
+        reasons.append(f"held-out files must be test files: {', '.join(not_tests)}")
+    sources = {p: b.decode("utf-8", "replace") for p, b in held_out.items()}
+    reasons += checks.check_patches(gold=gold, tests=tests, held_out_sources=sources)
+    reached = patches.reached_tier(gold, tier_requested)
+    tier = reached if tier_rules else (reached or tier_requested)
+    test_files = sorted(
+        p
+        for p in held_out
+        if p.endswith(".py") and p.split("/")[-1] not in patches.TEST_FILES and patches.is_test_path(p)
+    )
+    if not test_files:
+        reasons.append("the held-out tests contain no Python test module to run")
+    name = slug(source)
+    smoke = authored.get("smoke.sh", b"")
+    files: TaskFiles = {
+        "task.toml": task_toml(name=name, tier=tier, source=source, author=author).encode(),
+        "instruction.md": authored.get("instruction.md", b""),
+        "environment/Dockerfile": authored.get("Dockerfile", b""),
+        "environment/repo.tar": base_tar,
+        "environment/smoke.sh": smoke,
+        "tests/test.sh": script("test.sh"),
+        "tests/run-tests.sh": authored.get("run-tests.sh", b""),
+        "tests/sb_pytest.py": script("sb_pytest.py"),
+        "tests/verify.py": script("verify.py"),
+        "tests/base.tar": base_tar,
+        "solution/solve.sh": script("solve.sh"),
+        "solution/gold.patch": patches.join(gold).encode(),
+        "gold.patch": patches.join(gold).encode(),
+        "test.patch": patches.join(tests).encode(),
+        "smoke.sh": smoke,
+    }
+    for path, data in held_out.items():
+        files[f"tests/held_out/{path}"] = data
+    config = {
+        "mode": "discover",
+        "held_out": sorted(held_out),
+        "held_out_deleted": [],
+        "test_files": test_files,
+        "fail_to_pass": [],
+        "pass_to_pass": [],
+    }
+    files["tests/config.json"] = json.dumps(config, indent=1, sort_keys=True).encode()
+    files["tests/gold.patch"] = patches.join(gold).encode()
+    return Draft(source, tier_requested, gold, tests, tier, held_out, [], test_files, files, reasons)
+
+
+def starting_templates(*, base_image: str, tree: list[str]) -> dict[str, bytes]:
+    """The heuristic author's Dockerfile, smoke.sh and run-tests.sh for a base tree: a model author's starting point."""
+    return {
+        "Dockerfile": dockerfile(base_image=base_image, tree=tree).encode(),
+        "smoke.sh": smoke_script(tree=tree).encode(),
+        "run-tests.sh": script("run-tests.sh"),
+    }

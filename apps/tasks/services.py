@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -78,8 +79,10 @@ def task_create(
     source: authoring.PullRequestSource,
     tier_requested: str = "easy",
     candidate: Candidate | None = None,
+    heuristic_author: bool = True,
 ) -> Task:
-    """Create a proposed task for one PR and schedule its authoring."""
+    """Create a proposed task for one PR and schedule its authoring (the heuristic author's, unless
+    `heuristic_author=False`: then the caller, a model-driven author, schedules its own)."""
     if tier_requested not in ("easy", "medium", "hard"):
         raise InvalidInput("tier must be easy, medium or hard")
     task = Task.objects.create(
@@ -96,7 +99,8 @@ def task_create(
         body=source.body,
         tier_requested=tier_requested,
     )
-    transaction.on_commit(lambda: jobs.enqueue_task_author(task.pk))
+    if heuristic_author:
+        transaction.on_commit(lambda: jobs.enqueue_task_author(task.pk))
     return task
 
 
@@ -399,3 +403,104 @@ def task_version_derive(*, task: Task, base: TaskVersion, files: storage.TaskFil
         },
     )
     return version
+
+
+# --- verify (model-driven authors) ------------------------------------------------------------------------------------
+
+
+@dataclass
+class VerifyReport:
+    """What `verify` tells an author: each check in order with its status and reason; the version it verified."""
+
+    passed: bool
+    checks: list[dict[str, str]]
+    version: TaskVersion | None = None
+    reused: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "reused": self.reused,
+            "contentHash": self.version.content_hash if self.version else None,
+            "checks": self.checks,
+        }
+
+
+def _with_retries(task: Task, gate: str, version: TaskVersion | None, run: Any) -> gates.GateResult:
+    result: gates.GateResult | None = None
+    for attempt in range(1, MAX_INFRA_ATTEMPTS + 1):
+        result = run(attempt)
+        _record(task, gate, attempt, result, version)
+        if result.status != gates.INFRA:
+            break
+    assert result is not None
+    return result
+
+
+def task_verify_draft(*, task: Task, draft: authoring.Draft, tier_rules: bool = True) -> VerifyReport:
+    """Verify a model-driven author's draft with the heuristic author's checks and the five gates, inline: static
+    checks, discovery, test selection and tier rules, Harbor's lint, then build → smoke → nop → oracle → determinism.
+    Each gate attempt is a GateRun of the task. A draft whose version already passed every gate is not run again.
+    Leaves the task's state alone (the author's round owns it)."""
+    if draft.reasons:
+        return VerifyReport(False, [{"check": "static", "status": "failed", "reason": "; ".join(draft.reasons)}])
+    checks_done = [{"check": "static", "status": "passed", "reason": "paths, held-out tests and imports are fine"}]
+    draft_hash = storage.content_hash(draft.files)
+    cached = (
+        TaskVersion.objects.filter(task=task, definition__draftHash=draft_hash, verified_at__isnull=False)
+        .order_by("-created_at")
+        .first()
+    )
+    if cached is not None:
+        runs = {r.gate: r for r in GateRun.objects.filter(version=cached, status=GateStatus.PASSED)}
+        checks_done += [
+            {"check": str(g), "status": "passed", "reason": runs[g].reason} for g in GATE_ORDER if g in runs
+        ]
+        return VerifyReport(True, checks_done, cached, reused=True)
+    _, draft_dir = storage.store(draft.files, kind="task-drafts")
+    found = _with_retries(
+        task, Gate.DISCOVERY, None, lambda n: gates.run_discovery(draft_dir, gates.trial_name(task.pk, "discovery", n))
+    )
+    if found.status != gates.PASSED:
+        checks_done.append({"check": "discovery", "status": found.status, "reason": found.reason})
+        return VerifyReport(False, checks_done)
+    files, definition = authoring.finalize(
+        draft=draft, before=found.details.get("before", {}), after=found.details.get("after", {})
+    )
+    definition["draftHash"] = draft_hash
+    reasons = (
+        checks.check_tier(tier=draft.tier, fail_to_pass=definition["failToPass"], pass_to_pass=definition["passToPass"])
+        if tier_rules
+        else ([] if definition["failToPass"] else ["the held-out tests have no fail-to-pass test"])
+    )
+    digest, task_dir = storage.store(files)
+    reasons += [f"harbor lint: {f}" for f in harbor_adapter.lint_task(task_dir)]
+    f2p, p2p = definition["failToPass"], definition["passToPass"]
+    checks_done.append(
+        {"check": "discovery", "status": "passed", "reason": f"{len(f2p)} fail-to-pass, {len(p2p)} pass-to-pass tests"}
+    )
+    version, _ = TaskVersion.objects.get_or_create(
+        task=task, content_hash=digest, defaults={"definition": definition, "fail_to_pass": f2p, "pass_to_pass": p2p}
+    )
+    if reasons:
+        checks_done.append({"check": "selection", "status": "failed", "reason": "; ".join(reasons)})
+        return VerifyReport(False, checks_done, version)
+    for gate in GATE_ORDER:
+        result = _with_retries(task, gate, version, lambda n, g=gate: _run_one(task, version, g, n))
+        checks_done.append({"check": str(gate), "status": result.status, "reason": result.reason})
+        if result.status != gates.PASSED:
+            return VerifyReport(False, checks_done, version)
+        if gate == Gate.DETERMINISM:
+            Task.objects.filter(pk=task.pk).update(flake_rate=result.flake_rate or 0.0)
+    TaskVersion.objects.filter(pk=version.pk).update(verified_at=timezone.now())
+    version.refresh_from_db()
+    return VerifyReport(True, checks_done, version)
+
+
+def task_use_version(*, task: Task, version: TaskVersion, tier: str | None) -> Task:
+    """Make a verified version the task's own (a model-driven author submitted it)."""
+    if version.task_id != task.pk or version.verified_at is None:
+        raise Conflict("only a version of this task that passed every gate can be submitted")
+    Task.objects.filter(pk=task.pk).update(version=version, tier=tier or "", updated_at=timezone.now())
+    task.refresh_from_db()
+    return task
