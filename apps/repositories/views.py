@@ -45,11 +45,6 @@ def go_to(request: WorkspaceRequest, url: str) -> HttpResponse:
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
-def _form_or_page(request: WorkspaceRequest, partial: str, page: str, context: dict[str, Any]) -> HttpResponse:
-    """An invalid form (or a DomainError) comes back at 200: the form's fragment for htmx, the whole page otherwise."""
-    return render(request, partial if request.htmx else page, context)
-
-
 # --- repositories ---------------------------------------------------------------------------------------------------
 
 
@@ -65,11 +60,10 @@ def repository_list(request: WorkspaceRequest) -> HttpResponse:
             form.add_error(None, exc.message)
         else:
             return go_to(request, reverse("repositories:detail", args=[request.workspace.slug, repository.pk]))
+    if request.htmx:  # the form again, with its errors, at 200
+        return render(request, "repositories/partials/connect_form.html", {"form": form})
     rows = queries.repositories_of(request.workspace).annotate(batch_count=Count("batches"))
-    context = {"form": form, "rows": rows}
-    return _form_or_page(
-        request, "repositories/partials/connect_form.html", "repositories/repository_list.html", context
-    )
+    return render(request, "repositories/repository_list.html", {"form": form, "rows": rows})
 
 
 def _repository_page(
