@@ -15,16 +15,6 @@ from tests.results.factories import Lab, make_repository, make_task
 BASE = "gpt-5|terminus-2|medium"
 
 
-@pytest.fixture
-def lab(workspace):  # type: ignore[no-untyped-def]
-    return Lab(workspace=workspace)
-
-
-@pytest.fixture
-def repo(workspace):  # type: ignore[no-untyped-def]
-    return make_repository(workspace=workspace)
-
-
 def results(repo, **filters):  # type: ignore[no-untyped-def]
     return queries.configuration_results(counted=repository_tasks(repo), filters=Filters(**filters))
 
