@@ -99,6 +99,7 @@ INSTALLED_APPS = [
     "apps.runs",
     "apps.results",
     "apps.gateway",
+    "apps.authoring",
 ]
 
 MIDDLEWARE = [

@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 
 from apps.ablations import urls as ablations_urls
 from apps.accounts import urls as accounts_urls
+from apps.authoring import urls as authoring_urls
 from apps.gateway import urls as gateway_urls
 from apps.harnesses import urls as harnesses_urls
 from apps.repositories import urls as repositories_urls
@@ -22,6 +23,7 @@ _APPS = [
     ("runs", runs_urls),
     ("results", results_urls),
     ("gateway", gateway_urls),
+    ("authoring", authoring_urls),
 ]
 
 urlpatterns = [

@@ -1,0 +1,26 @@
+from django.urls import URLPattern, URLResolver, path
+
+from apps.authoring import api
+
+app_name = "authoring"
+
+# The authoring sandbox's verify and submit (authenticated by the round's gateway key), at the site root.
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("authoring/sandbox/verify", api.sandbox_verify, name="sandbox-verify"),
+    path("authoring/sandbox/submit", api.sandbox_submit, name="sandbox-submit"),
+]
+
+# JSON API, mounted under /api/w/<slug>/ with the namespace "authoring-api".
+api_urlpatterns: list[URLPattern | URLResolver] = [
+    path("batches/<int:batch_id>/authoring-settings", api.BatchSettingsApi.as_view(), name="batch-settings"),
+    path("evals", api.EvalListApi.as_view(), name="evals"),
+    path("evals/<int:eval_id>/vibe-evals", api.EvalVibeEvalCreateApi.as_view(), name="eval-vibe-evals"),
+    path("evals/<int:eval_id>/release", api.EvalReleaseApi.as_view(), name="eval-release"),
+    path(
+        "repositories/<int:repository_id>/vibe-evals",
+        api.RepositoryVibeEvalCreateApi.as_view(),
+        name="repository-vibe-evals",
+    ),
+    path("vibe-evals/<int:vibe_id>", api.VibeEvalDetailApi.as_view(), name="vibe-eval"),
+    path("tasks/<int:task_id>/rounds", api.TaskRoundsApi.as_view(), name="task-rounds"),
+]
