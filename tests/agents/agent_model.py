@@ -64,7 +64,7 @@ class AgentModel(UpstreamServer):
         tools = body.get("tools") or []
         if n_results == 0:
             call = shell_call(tools, SOLVE_COMMAND)
-        elif SUBMIT_MARKER in transcript and f"echo {SUBMIT_MARKER}" not in transcript.replace("\\n", "\n"):
+        elif n_results == 1 and SUBMIT_MARKER in transcript:
             call = shell_call(tools, f"echo {SUBMIT_MARKER}")
         else:
             call = None
