@@ -437,7 +437,9 @@ def _with_retries(task: Task, gate: str, version: TaskVersion | None, run: Any) 
     return result
 
 
-def task_verify_draft(*, task: Task, draft: authoring.Draft, tier_rules: bool = True) -> VerifyReport:
+def task_verify_draft(
+    *, task: Task, draft: authoring.Draft, tier_rules: bool = True, author: str | None = None
+) -> VerifyReport:
     """Verify a model-driven author's draft with the heuristic author's checks and the five gates, inline: static
     checks, discovery, test selection and tier rules, Harbor's lint, then build → smoke → nop → oracle → determinism.
     Each gate attempt is a GateRun of the task. A draft whose version already passed every gate is not run again.
@@ -468,6 +470,8 @@ def task_verify_draft(*, task: Task, draft: authoring.Draft, tier_rules: bool = 
         draft=draft, before=found.details.get("before", {}), after=found.details.get("after", {})
     )
     definition["draftHash"] = draft_hash
+    if author:
+        definition["author"] = author
     reasons = (
         checks.check_tier(tier=draft.tier, fail_to_pass=definition["failToPass"], pass_to_pass=definition["passToPass"])
         if tier_rules
