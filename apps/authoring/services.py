@@ -592,7 +592,9 @@ def round_verify(*, row: AuthoringRound, files: dict[str, bytes]) -> tuple[Verif
         call = VerifyCall.objects.create(round=row, number=number)
     try:
         draft, tier_rules = _draft(row, files)
-        verified = task_services.task_verify_draft(task=row.task, draft=draft, tier_rules=tier_rules)
+        verified = task_services.task_verify_draft(
+            task=row.task, draft=draft, tier_rules=tier_rules, author=f"model:{row.agent}/{row.model}"
+        )
         report = verified.as_dict()
     except Exception as exc:  # the agent hears about it; the round goes on
         logger.exception("verify %s of round %s failed", number, row.pk)
