@@ -130,7 +130,7 @@ def test_an_author_that_falls_silent_is_stopped_and_the_round_fails(
     harbor.agents = [silent_agent(stop)]
     task = pr_task(gw, repo)
     services.authoring_start(task=task, authoring_settings=author_settings(gw, silence_seconds=1))
-    func, round_id = enqueued.pop(0)
+    _, round_id = enqueued.pop(0)
     services.round_run(round_id=round_id)
     stop.set()
     row = AuthoringRound.objects.get(pk=round_id)
