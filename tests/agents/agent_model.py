@@ -57,13 +57,14 @@ class AgentModel(UpstreamServer):
     def __init__(self) -> None:
         super().__init__()
         self.tool_calls: list[tuple[str, dict[str, Any]]] = []
+        self.solve_command = SOLVE_COMMAND  # a test may run something else first
 
     # --- turn logic (same for every wire format) -------------------------------------------------------------
     def decide(self, body: dict[str, Any], n_results: int, transcript: str) -> tuple[str, dict[str, Any]] | None:
         """The tool call to answer with, or None for the final text."""
         tools = body.get("tools") or []
         if n_results == 0:
-            call = shell_call(tools, SOLVE_COMMAND)
+            call = shell_call(tools, self.solve_command)
         elif n_results == 1 and SUBMIT_MARKER in transcript:
             call = shell_call(tools, f"echo {SUBMIT_MARKER}")
         else:

@@ -127,3 +127,52 @@ def test_muse_code_is_refused_on_podman_with_the_reason(tmp_path: Path) -> None:
             trials_dir=tmp_path / "trials",
             environment_type="podman",
         )
+
+
+PROBE = """python3 - <<'PY'
+import socket
+for host, port in {targets}:
+    try:
+        socket.create_connection((host, port), 3).close()
+        print(f"OPEN {{host}}:{{port}}")
+    except OSError as exc:
+        print(f"BLOCKED {{host}}:{{port}} {{type(exc).__name__}}")
+PY
+"""
+
+
+@pytest.mark.containers
+def test_agent_sandbox_reaches_the_gateway_and_nothing_else(live: Gateway, model: AgentModel, tmp_path: Path) -> None:
+    _require_toolchain("claude-code")
+    gateway_port = int(live.url.rsplit(":", 1)[1])
+    targets = [
+        ("127.0.0.1", gateway_port),  # the gateway, through the relay: the agent's only way out
+        ("127.0.0.1", live.upstream.port),  # a host service on loopback (the upstream double): not the sandbox's
+        ("10.88.0.1", gateway_port),  # the host as podman's default bridge sees it
+        ("host.containers.internal", gateway_port),
+        ("192.0.2.1", 443),  # anything outside
+    ]
+    model.solve_command = PROBE.format(targets=targets) + SOLVE_COMMAND
+    try:
+        outcome, _, _ = _run(live, "claude-code", tmp_path)
+    finally:
+        model.solve_command = SOLVE_COMMAND
+
+    assert outcome.exception_type is None, outcome.exception_message
+    # The probe's output came back to the model as the tool result.
+    result_text = next(
+        block["content"] if isinstance(block["content"], str) else json_text(block["content"])
+        for request in reversed(model.requests)
+        for message in request.body.get("messages", [])
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    )
+    assert f"OPEN 127.0.0.1:{gateway_port}" in result_text, result_text
+    assert result_text.count("BLOCKED") == 4, result_text
+    assert outcome.reward == 1.0
+    print("\n" + result_text.strip())
+
+
+def json_text(content: list[Any]) -> str:
+    return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
