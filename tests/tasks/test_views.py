@@ -163,3 +163,27 @@ def test_queue_runs_a_fixed_number_of_queries(
     client.get(url)
     with django_assert_num_queries(4):  # session, user, membership, the tasks (with version, repository, batch)
         assert client.get(url).status_code == 200
+
+
+def test_task_page_shows_the_reviewers_rounds(client: Client, workspace: Workspace) -> None:
+    from apps.authoring.models import AuthoringRound, AuthoringSettings, ReviewRound
+
+    task = awaiting(workspace)
+    settings = AuthoringSettings.objects.create(
+        workspace=workspace, author_model="gpt-5", reviewer_model="claude-sonnet-4-5"
+    )
+    first = AuthoringRound.objects.create(
+        task=task, settings=settings, number=1, state="submitted", agent="terminus-2", model="gpt-5", verify_calls=3
+    )
+    ReviewRound.objects.create(
+        round=first,
+        model="claude-sonnet-4-5",
+        verdict="send_back",
+        notes="The tests pin a private helper.",
+        suggestions=["Test through mul() only"],
+    )
+    AuthoringRound.objects.create(task=task, settings=settings, number=2, agent="terminus-2", model="gpt-5")
+    page = client.get(reverse("tasks:detail", args=[workspace.slug, task.pk])).content.decode()
+    assert "No automatic reviewer" not in page
+    assert "Send back" in page and "The tests pin a private helper." in page and "Test through mul() only" in page
+    assert "Authoring…" in page  # round 2 has no review yet
