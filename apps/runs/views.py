@@ -24,7 +24,8 @@ def _start(request: WorkspaceRequest, form: forms.RunForm, rows: Any, action: st
     """Build the API's body from the page, check its shape with the API's serializer, call the API's service."""
     if not (form.is_valid() and rows.is_valid()):
         return None
-    chosen = [row.row() for row in rows if not row.cleaned_data.get("DELETE")]
+    # Skip removed rows and blank extra ones (a formset leaves an unchanged extra row's cleaned_data empty).
+    chosen = [row.row() for row in rows if row.cleaned_data and not row.cleaned_data.get("DELETE")]
     s = serializers.ComparisonStartInput(data=form.body(chosen, skip_completed=action == "missing"))
     if not s.is_valid():
         form.add_error(None, _summarise(s.errors))
@@ -40,7 +41,8 @@ def _start(request: WorkspaceRequest, form: forms.RunForm, rows: Any, action: st
 def _one_more_row(request: WorkspaceRequest) -> Any:
     """'Add a model row' without JavaScript: the same inputs, bound again with one more (blank) row."""
     data = request.POST.copy()
-    data["models-TOTAL_FORMS"] = str(int(data.get("models-TOTAL_FORMS", "1")) + 1)
+    total = data.get("models-TOTAL_FORMS", "")
+    data["models-TOTAL_FORMS"] = str(min(int(total) + 1, 12) if total.isdigit() else 1)
     return forms.ModelRowFormSet(data, form_kwargs={"workspace": request.workspace}, prefix="models")
 
 

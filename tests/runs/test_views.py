@@ -226,3 +226,12 @@ def test_a_saved_harness_per_row_and_repo_ablations_go_into_the_body(
     comparison = Comparison.objects.get()
     assert [m["harness"] for m in comparison.body["models"]] == [None, str(harness.pk)]
     assert comparison.body["environments"] == [str(environment.pk)]
+
+
+def test_blank_extra_rows_and_junk_counts_are_not_server_errors(client: Client, setup: Setup, workspace: Any) -> None:
+    url = reverse("runs:start", args=[workspace.slug])
+    data = post_data(setup, row(setup), {})  # a second row left blank
+    assert client.post(url, data).status_code == 302
+    assert len(Comparison.objects.get().body["models"]) == 1
+    junk = post_data(setup, row(setup), action="add_row") | {"models-TOTAL_FORMS": "x"}
+    assert client.post(url, junk).status_code == 200
