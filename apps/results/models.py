@@ -112,3 +112,48 @@ class RegistryGrant(models.Model):
         if self.cancelled_at is not None:
             return "cancelled"
         return "expired" if self.expires_at <= timezone.now() else "active"
+
+
+class LatestResult(models.Model):
+    """Cache of the scoring rule: per workspace × configuration × task, the latest scored trial's numbers and whether
+    the latest graded trial was unpriced. Rebuilt per task by `queries.refresh` from the trials themselves; a
+    database trigger on runs_trial marks changed tasks in DirtyTask. Plain integer ids: it is a cache, not a source."""
+
+    workspace_id = models.BigIntegerField()
+    model = models.CharField(max_length=100)
+    thinking = models.CharField(max_length=16)
+    agent = models.CharField(max_length=32)
+    configuration_key = models.CharField(max_length=200)
+    task_id = models.BigIntegerField()
+    label = models.CharField(max_length=300)
+    harness_id = models.CharField(max_length=64)
+    environment_id = models.CharField(max_length=64)
+    trial_id = models.BigIntegerField(null=True, help_text="The latest scored trial; NULL when none is scored.")
+    passed = models.BooleanField(null=True)
+    cost_usd = models.DecimalField(max_digits=14, decimal_places=8, null=True)
+    input_tokens = models.BigIntegerField(null=True)
+    cached_input_tokens = models.BigIntegerField(null=True)
+    cache_write_tokens = models.BigIntegerField(null=True)
+    output_tokens = models.BigIntegerField(null=True)
+    reasoning_tokens = models.BigIntegerField(null=True)
+    seconds = models.FloatField(null=True)
+    unpriced = models.BooleanField(help_text="The latest graded trial has no complete cost.")
+
+    class Meta:
+        indexes = [models.Index(fields=["workspace_id", "task_id"])]
+
+    def __str__(self) -> str:
+        return f"{self.model}|{self.agent}|{self.thinking}|{self.configuration_key} on task {self.task_id}"
+
+
+class DirtyTask(models.Model):
+    """A task whose trials changed since its LatestResult rows were built (written by the runs_trial trigger)."""
+
+    workspace_id = models.BigIntegerField()
+    task_id = models.BigIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace_id", "task_id"], name="results_dirty_unique_task")]
+
+    def __str__(self) -> str:
+        return f"dirty task {self.task_id}"

@@ -15,9 +15,16 @@ Rules (seeds/how-it-works.md, Results):
   `cost_per_task_usd` are None (shown as "incomplete", never 0), `unpriced_tasks` says how many, and it is never on
   the Pareto frontier.
 
-Everything is computed in PostgreSQL: one query (a window over the graded trials, then one aggregate) per call.
+How it is computed, in the database (never a Python loop over trials):
+- The rule itself is one window query over the trials (partition configuration × task, newest first) that keeps,
+  per configuration × task, the latest scored trial and whether the latest graded one is unpriced. Its outcome is
+  cached in `LatestResult` rows, rebuilt only for tasks whose trials changed: a trigger on runs_trial (migration
+  0003) marks such tasks in `DirtyTask`, and `refresh()` rebuilds them before every read.
+- A read is then one aggregate over `LatestResult` joined with the counted tasks: two queries when nothing changed
+  (the change check and the aggregate), whatever the number of trials.
+
 HTML views: call `configuration_results(counted=…, filters=…)` and render `Results.configurations`; the fields are
-documented on `ConfigurationResult`. Nothing here writes.
+documented on `ConfigurationResult`. Reads write only the `LatestResult` cache.
 """
 
 from __future__ import annotations
@@ -26,11 +33,12 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Count, Q, QuerySet
 
 from apps.repositories.models import Repository
 from apps.results import stats
+from apps.results.models import DirtyTask, LatestResult
 from apps.runs.configurations import BASELINE_KEY
 from apps.runs.models import Evaluation, Trial, TrialStatus
 from apps.tasks.models import Task, TaskState
@@ -106,63 +114,108 @@ class Filters:
     baseline_only: bool = False
 
     def sql(self) -> tuple[str, list[Any]]:
+        """` AND …` conditions on results_latestresult's columns."""
         where: list[str] = []
         params: list[Any] = []
         if self.configuration:
             parsed = parse_configuration_id(self.configuration)
             if parsed is None:
-                return " AND FALSE", []
-            where.append("e.catalog_id = %s AND t.agent = %s AND e.thinking = %s AND t.configuration_key = %s")
+                return " AND 1 = 0", []
+            where.append("l.model = %s AND l.agent = %s AND l.thinking = %s AND l.configuration_key = %s")
             params.extend(parsed)
-        if self.model:
-            where.append("e.catalog_id = %s")
-            params.append(self.model)
-        if self.agent:
-            where.append("t.agent = %s")
-            params.append(self.agent)
-        for column, value in (("t.harness_id", self.harness), ("t.environment_id", self.environment)):
+        for column, value in (("l.model", self.model), ("l.agent", self.agent)):
+            if value:
+                where.append(f"{column} = %s")
+                params.append(value)
+        for column, value in (("l.harness_id", self.harness), ("l.environment_id", self.environment)):
             if value:
                 where.append(f"{column} = %s")
                 params.append("" if value == "none" else value)
         if self.baseline_only:
-            where.append("t.configuration_key = %s")
+            where.append("l.configuration_key = %s")
             params.append(BASELINE_KEY)
         return "".join(f" AND {w}" for w in where), params
 
 
-# --- the scoring query ----------------------------------------------------------------------------------------------
+# --- the scoring rule, cached per task -------------------------------------------------------------------------------
 
 _TRIAL = Trial._meta.db_table
 _EVALUATION = Evaluation._meta.db_table
-_PARTITION = "model, thinking, agent, ckey, task_id"
+_LATEST = LatestResult._meta.db_table
+_DIRTY = DirtyTask._meta.db_table
+_CHUNK = 5000
 
 
-def _ranked(counted: CountedTasks, filters: Filters) -> tuple[str, list[Any]]:
-    """CTEs `graded` and `ranked`: every graded trial on a counted task with, per configuration × task (newest first),
-    `rn` (1 = the latest graded) and `priced_rank` (1 on the latest scored row; `chosen` marks it)."""
-    tasks_sql, tasks_params = counted.sql()
-    filter_sql, filter_params = filters.sql()
-    sql = f"""
+def _seconds_sql() -> str:
+    if connection.vendor == "postgresql":
+        return "EXTRACT(EPOCH FROM (t.finished_at - t.started_at))"
+    return "(julianday(t.finished_at) - julianday(t.started_at)) * 86400.0"
+
+
+def _rebuild_sql(n_tasks: int) -> str:
+    """INSERT the scoring rule's outcome for some tasks of a workspace: one row per configuration × task with its
+    latest scored trial (`chosen`) and whether its latest graded trial is unpriced (`rn = 1 AND NOT priced`)."""
+    marks = ", ".join(["%s"] * n_tasks)
+    return f"""
+        INSERT INTO {_LATEST} (workspace_id, model, thinking, agent, configuration_key, task_id, label, harness_id,
+            environment_id, trial_id, passed, cost_usd, input_tokens, cached_input_tokens, cache_write_tokens,
+            output_tokens, reasoning_tokens, seconds, unpriced)
         WITH graded AS (
-            SELECT e.catalog_id AS model, e.thinking AS thinking, t.agent AS agent, t.configuration_key AS ckey,
+            SELECT t.workspace_id, e.catalog_id AS model, e.thinking, t.agent, t.configuration_key AS ckey,
                    t.configuration_label AS label, t.harness_id, t.environment_id, t.task_id, t.id, t.finished_at,
                    t.reward, t.cost_usd, (t.cost_complete AND t.cost_usd IS NOT NULL) AS priced,
                    t.input_tokens, t.cached_input_tokens, t.cache_write_tokens, t.output_tokens, t.reasoning_tokens,
-                   EXTRACT(EPOCH FROM (t.finished_at - t.started_at)) AS seconds
+                   {_seconds_sql()} AS seconds
             FROM {_TRIAL} t JOIN {_EVALUATION} e ON e.id = t.evaluation_id
-            WHERE t.workspace_id = %s AND t.status = %s AND t.model_verified AND t.reward IS NOT NULL
-              AND t.task_id IN ({tasks_sql}){filter_sql}
+            WHERE t.workspace_id = %s AND t.task_id IN ({marks})
+              AND t.status = %s AND t.model_verified AND t.reward IS NOT NULL
         ),
         ranked AS (
             SELECT g.*, row_number() OVER w AS rn, count(*) FILTER (WHERE g.priced) OVER w AS priced_rank
             FROM graded g
-            WINDOW w AS (PARTITION BY {_PARTITION} ORDER BY g.finished_at DESC NULLS LAST, g.id DESC)
+            WINDOW w AS (PARTITION BY model, thinking, agent, ckey, task_id
+                         ORDER BY g.finished_at DESC NULLS LAST, g.id DESC)
         ),
         latest AS (
             SELECT r.*, (r.priced AND r.priced_rank = 1) AS chosen FROM ranked r
             WHERE r.rn = 1 OR (r.priced AND r.priced_rank = 1)
-        )"""  # noqa: S608 - only table names and ORM-compiled SQL are interpolated; values are parameters
-    return sql, [counted.workspace_id, TrialStatus.COMPLETED, *tasks_params, *filter_params]
+        )
+        SELECT workspace_id, model, thinking, agent, ckey, task_id, max(label), max(harness_id), max(environment_id),
+               max(id) FILTER (WHERE chosen), bool_or(reward >= 1) FILTER (WHERE chosen),
+               max(cost_usd) FILTER (WHERE chosen), max(input_tokens) FILTER (WHERE chosen),
+               max(cached_input_tokens) FILTER (WHERE chosen), max(cache_write_tokens) FILTER (WHERE chosen),
+               max(output_tokens) FILTER (WHERE chosen), max(reasoning_tokens) FILTER (WHERE chosen),
+               max(seconds) FILTER (WHERE chosen), bool_or(rn = 1 AND NOT priced)
+        FROM latest
+        GROUP BY workspace_id, model, thinking, agent, ckey, task_id"""  # noqa: S608 - values are parameters
+
+
+def refresh(workspace_id: int) -> int:
+    """Rebuild the cached scoring rule (LatestResult) for the workspace's tasks whose trials changed (DirtyTask, kept
+    by a trigger on runs_trial; without PostgreSQL every task is rebuilt). Returns how many tasks were rebuilt; one
+    query when nothing changed."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(f"SELECT 1 FROM {_DIRTY} WHERE workspace_id = %s LIMIT 1", [workspace_id])  # noqa: S608
+            if cursor.fetchone() is None:
+                return 0
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor != "postgresql":
+            every = f"SELECT DISTINCT workspace_id, task_id FROM {_TRIAL} WHERE workspace_id = %s"  # noqa: S608
+            mark = f"INSERT INTO {_DIRTY} (workspace_id, task_id) {every} ON CONFLICT DO NOTHING"
+            cursor.execute(mark, [workspace_id])
+        # Claim first, compute after: a trial that changes meanwhile marks its task dirty again.
+        cursor.execute(f"DELETE FROM {_DIRTY} WHERE workspace_id = %s RETURNING task_id", [workspace_id])  # noqa: S608
+        task_ids = sorted(row[0] for row in cursor.fetchall())
+        for i in range(0, len(task_ids), _CHUNK):
+            chunk = task_ids[i : i + _CHUNK]
+            marks = ", ".join(["%s"] * len(chunk))
+            cursor.execute(
+                f"DELETE FROM {_LATEST} WHERE workspace_id = %s AND task_id IN ({marks})",  # noqa: S608
+                [workspace_id, *chunk],
+            )
+            cursor.execute(_rebuild_sql(len(chunk)), [workspace_id, *chunk, TrialStatus.COMPLETED])
+    return len(task_ids)
 
 
 @dataclass(frozen=True)
@@ -254,27 +307,24 @@ class Results:
 
 
 def configuration_results(*, counted: CountedTasks, filters: Filters | None = None) -> Results:
-    """Per-configuration results over the counted tasks, with the Pareto frontier. One database query."""
-    ranked_sql, params = _ranked(counted, filters or Filters())
+    """Per-configuration results over the counted tasks, with the Pareto frontier. Two queries when no trial changed
+    since the last call (the refresh check and one aggregate); changed tasks are rebuilt first."""
+    refresh(counted.workspace_id)
     tasks_sql, tasks_params = counted.sql()
-    sql = f"""{ranked_sql}
-        SELECT model, thinking, agent, ckey, max(label), max(harness_id), max(environment_id),
-               count(*) FILTER (WHERE chosen),
-               count(*) FILTER (WHERE chosen AND reward >= 1),
-               count(*) FILTER (WHERE rn = 1 AND NOT priced),
-               coalesce(sum(cost_usd) FILTER (WHERE chosen), 0),
-               coalesce(sum(input_tokens) FILTER (WHERE chosen), 0),
-               coalesce(sum(cached_input_tokens) FILTER (WHERE chosen), 0),
-               coalesce(sum(cache_write_tokens) FILTER (WHERE chosen), 0),
-               coalesce(sum(output_tokens) FILTER (WHERE chosen), 0),
-               coalesce(sum(reasoning_tokens) FILTER (WHERE chosen), 0),
-               coalesce(sum(seconds) FILTER (WHERE chosen), 0),
-               coalesce(sum(id) FILTER (WHERE chosen), 0), coalesce(max(id) FILTER (WHERE chosen), 0),
-               (SELECT count(*) FROM ({tasks_sql}) c)
-        FROM latest
-        GROUP BY model, thinking, agent, ckey"""  # noqa: S608 - values are parameters
+    filter_sql, filter_params = (filters or Filters()).sql()
+    sql = f"""
+        SELECT l.model, l.thinking, l.agent, l.configuration_key, max(l.label), max(l.harness_id),
+               max(l.environment_id), count(l.trial_id), count(*) FILTER (WHERE l.passed),
+               count(*) FILTER (WHERE l.unpriced),
+               coalesce(sum(l.cost_usd), 0), coalesce(sum(l.input_tokens), 0), coalesce(sum(l.cached_input_tokens), 0),
+               coalesce(sum(l.cache_write_tokens), 0), coalesce(sum(l.output_tokens), 0),
+               coalesce(sum(l.reasoning_tokens), 0), coalesce(sum(l.seconds), 0),
+               coalesce(sum(l.trial_id), 0), coalesce(max(l.trial_id), 0), (SELECT count(*) FROM ({tasks_sql}) c)
+        FROM {_LATEST} l
+        WHERE l.workspace_id = %s AND l.task_id IN ({tasks_sql}){filter_sql}
+        GROUP BY l.model, l.thinking, l.agent, l.configuration_key"""  # noqa: S608 - values are parameters
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, *tasks_params])
+        cursor.execute(sql, [*tasks_params, counted.workspace_id, *tasks_params, *filter_params])
         rows = cursor.fetchall()
     counted_total = rows[0][-1] if rows else counted.tasks.count()
     found = [
@@ -314,20 +364,19 @@ def configuration_results(*, counted: CountedTasks, filters: Filters | None = No
 
 
 def latest_by_task(*, counted: CountedTasks, configurations: list[str]) -> dict[str, dict[int, bool]]:
-    """For each configuration id: counted task id → passed, from its latest scored trial. One query."""
-    if not configurations:
-        return {}
-    ranked_sql, params = _ranked(counted, Filters())
-    wanted = [parse_configuration_id(c) for c in configurations]
-    pairs = [p for p in wanted if p is not None]
-    if not pairs:
-        return {c: {} for c in configurations}
-    match = " OR ".join("(model = %s AND agent = %s AND thinking = %s AND ckey = %s)" for _ in pairs)
-    sql = f"""{ranked_sql}
-        SELECT model, agent, thinking, ckey, task_id, reward >= 1 FROM latest WHERE chosen AND ({match})"""  # noqa: S608
+    """For each configuration id: counted task id → passed, from its latest scored trial."""
+    pairs = [p for p in (parse_configuration_id(c) for c in configurations) if p is not None]
     out: dict[str, dict[int, bool]] = {c: {} for c in configurations}
+    if not pairs:
+        return out
+    refresh(counted.workspace_id)
+    tasks_sql, tasks_params = counted.sql()
+    match = " OR ".join("(model = %s AND agent = %s AND thinking = %s AND configuration_key = %s)" for _ in pairs)
+    sql = f"""
+        SELECT model, agent, thinking, configuration_key, task_id, passed FROM {_LATEST}
+        WHERE workspace_id = %s AND trial_id IS NOT NULL AND task_id IN ({tasks_sql}) AND ({match})"""  # noqa: S608
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, *(v for p in pairs for v in p)])
+        cursor.execute(sql, [counted.workspace_id, *tasks_params, *(v for p in pairs for v in p)])
         for model, agent, thinking, key, task_id, passed in cursor.fetchall():
             cid = configuration_id(model=model, agent=agent, thinking=thinking, key=key)
             out.setdefault(cid, {})[task_id] = bool(passed)

@@ -189,11 +189,20 @@ def test_reliability_counts_every_scored_attempt_and_flags_flaky_tasks(lab, repo
     assert (rel.repeated_tasks, rel.flaky_tasks, rel.mean_pass_rate) == (2, 1, 0.75)
 
 
-def test_results_are_one_query(lab, repo, django_assert_num_queries) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(3):
-        task = make_task(repository=repo)
+def test_results_rebuild_changed_tasks_then_read_in_two_queries(lab, repo, django_assert_num_queries) -> None:  # type: ignore[no-untyped-def]
+    tasks = [make_task(repository=repo) for _ in range(3)]
+    for task in tasks:
         lab.trial(task, model="a")
         lab.trial(task, model="b")
-    with django_assert_num_queries(1):
+    assert queries.refresh(repo.workspace_id) == 3  # the trigger marked every task with new trials
+    with django_assert_num_queries(2):  # nothing changed: the check and one aggregate, whatever the trial count
         res = results(repo)
     assert len(res.configurations) == 2
+    trial = lab.trial(tasks[0], model="a", reward=0.0)  # a newer result on one task
+    assert queries.refresh(repo.workspace_id) == 1
+    assert results(repo).get("a|terminus-2|medium").passed == 2
+    trial.heartbeat_at = trial.finished_at
+    trial.save(update_fields=["heartbeat_at"])  # not a scoring column: nothing to rebuild
+    assert queries.refresh(repo.workspace_id) == 0
+    trial.delete()
+    assert results(repo).get("a|terminus-2|medium").passed == 3
