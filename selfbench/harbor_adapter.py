@@ -139,6 +139,9 @@ class AgentCapability:
     reason: str  # how it runs, or why it cannot
     version: str | None  # the pinned version that runs (None: not pinned here, or not applicable)
     model_calls_from: str  # "worker" (terminus-2's loop runs in the Harbor process) or "sandbox"
+    # True when run_trial itself holds the sandbox to the gateway: toolchain agents on a local engine get
+    # `network_mode: none` plus the relay. terminus-2 needs no network in the sandbox (the caller may cut it).
+    gateway_only_network: bool = False
 
 
 # --- the "command" agent --------------------------------------------------------------------------
@@ -405,6 +408,7 @@ def agent_capabilities(environment_type: str | None = None) -> dict[str, AgentCa
                 f"{AGENTS_MOUNT}; the sandbox has no network but a relay to the gateway.",
                 toolchain.versions[name],
                 where,
+                gateway_only_network=True,
             )
         capabilities[name] = capability
     return capabilities

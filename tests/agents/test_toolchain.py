@@ -44,7 +44,7 @@ def test_capabilities_with_the_toolchain_give_the_pinned_versions(toolchain: Pat
 
     for agent in harbor_adapter.TOOLCHAIN_AGENTS:
         assert caps[agent].runs and caps[agent].version == VERSIONS[agent]
-        assert caps[agent].model_calls_from == "sandbox"
+        assert caps[agent].model_calls_from == "sandbox" and caps[agent].gateway_only_network
     assert not caps["muse-code"].runs
 
 
