@@ -19,6 +19,8 @@ from apps.runs.models import Comparison, Trial
 from selfbench.api import _summarise
 from selfbench.errors import DomainError
 
+TRIALS_SHOWN = 200
+
 
 def _start(request: WorkspaceRequest, form: forms.RunForm, rows: Any, action: str) -> Comparison | None:
     """Build the API's body from the page, check its shape with the API's serializer, call the API's service."""
@@ -74,7 +76,13 @@ def comparison_list(request: WorkspaceRequest) -> HttpResponse:
 def _comparison_context(request: WorkspaceRequest, comparison_id: uuid.UUID) -> dict[str, Any]:
     comparison = get_object_or_404(queries.comparisons(workspace=request.workspace), client_id=comparison_id)
     trials = Trial.objects.filter(evaluation__comparison=comparison).select_related("task", "evaluation")
-    return {"comparison": comparison, "progress": queries.comparison_progress(comparison), "trials": trials}
+    # The fragment is re-rendered every 2 s: a 24,000-trial comparison lists its first trials, not all of them.
+    return {
+        "comparison": comparison,
+        "progress": queries.comparison_progress(comparison),
+        "trials": trials[:TRIALS_SHOWN],
+        "trials_shown": TRIALS_SHOWN,
+    }
 
 
 @require_GET

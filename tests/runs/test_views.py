@@ -235,3 +235,14 @@ def test_blank_extra_rows_and_junk_counts_are_not_server_errors(client: Client, 
     assert len(Comparison.objects.get().body["models"]) == 1
     junk = post_data(setup, row(setup), action="add_row") | {"models-TOTAL_FORMS": "x"}
     assert client.post(url, junk).status_code == 200
+
+
+def test_a_large_comparison_lists_only_its_first_trials(
+    client: Client, setup: Setup, workspace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from apps.runs import views
+
+    monkeypatch.setattr(views, "TRIALS_SHOWN", 1)
+    comparison = _start(setup)
+    page = client.get(reverse("runs:comparison", args=[workspace.slug, comparison.client_id])).content.decode()
+    assert "The first 1 of 2 trials" in page and page.count(">Trial</a>") == 1
