@@ -144,6 +144,7 @@ _EVALUATION = Evaluation._meta.db_table
 _LATEST = LatestResult._meta.db_table
 _DIRTY = DirtyTask._meta.db_table
 _CHUNK = 5000
+_ANALYZE_AFTER = 1000
 
 
 def _seconds_sql() -> str:
@@ -215,6 +216,9 @@ def refresh(workspace_id: int) -> int:
                 [workspace_id, *chunk],
             )
             cursor.execute(_rebuild_sql(len(chunk)), [workspace_id, *chunk, TrialStatus.COMPLETED])
+        if len(task_ids) >= _ANALYZE_AFTER and connection.vendor == "postgresql":
+            # A bulk rebuild changes the table's shape; fresh statistics keep the read a hash aggregate.
+            cursor.execute(f"ANALYZE {_LATEST}")
     return len(task_ids)
 
 
