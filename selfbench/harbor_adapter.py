@@ -95,6 +95,8 @@ class AgentSpec:
     options: dict[str, Any] = field(default_factory=dict)  # Harbor agent kwargs; "command": {"command": "..."}
     env: dict[str, str] = field(default_factory=dict)
     timeout_sec: float | None = None
+    # Local skill directories (a SKILL.md each, or a root of such); Harbor installs them for the agent.
+    skills: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -592,6 +594,7 @@ def _trial_config(
                 kwargs=dict(agent.options),
                 env=env,
                 override_timeout_sec=agent.timeout_sec,
+                skills=[str(Path(p).resolve()) for p in agent.skills],
                 **agent_fields,
             ),
             environment=EnvironmentConfig(**environment),

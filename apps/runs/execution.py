@@ -118,8 +118,14 @@ def agent_spec(trial: Trial, raw_key: str) -> tuple[AgentSpec, list[str]]:
         # Its recorder (asciinema) would be installed with apt or pip in a sandbox that has no network: a wait
         # that always fails. The trajectory is the transcript.
         options.setdefault("record_terminal_session", False)
+    skill_dirs: tuple[str, ...] = ()
     if harness.get("skills"):
-        raise harbor_adapter.TrialSetupError("harness skills need the Harbor adapter's skills support (not yet wired)")
+        from apps.harnesses import skills
+
+        try:
+            skill_dirs = tuple(str(f.path) for f in skills.fetch_all(list(harness["skills"])))
+        except skills.SkillFetchError as exc:
+            raise harbor_adapter.TrialSetupError(f"harness skills: {exc}") from exc
 
     system_parts: list[str] = []
     if harness.get("instructions"):
@@ -154,6 +160,7 @@ def agent_spec(trial: Trial, raw_key: str) -> tuple[AgentSpec, list[str]]:
         options=options,
         env=env,
         timeout_sec=None,
+        skills=skill_dirs,
     )
     return spec, extra_instructions
 

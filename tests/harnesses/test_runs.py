@@ -196,3 +196,40 @@ def test_an_unknown_or_foreign_environment_is_refused(
     r = _start(api, workspace, _body(tasks, openai, environments=[str(foreign.pk)]))
     assert r.status_code == 400
     assert f"environments: no environment '{foreign.pk}' in this workspace" in r.json()["errors"]
+
+
+def test_a_harnesss_skills_reach_the_agent_as_cached_directories(
+    api: APIClient, workspace: Workspace, tasks: list[Task], openai: Credential, tmp_path: Path
+) -> None:
+    import subprocess
+
+    from apps.runs import execution
+    from selfbench import harbor_adapter
+
+    repo = tmp_path / "skills-repo"
+    (repo / "skills" / "tdd").mkdir(parents=True)
+    (repo / "skills" / "tdd" / "SKILL.md").write_text("---\nname: tdd\n---\nWrite the test first.\n")
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "skills"]):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@e", *args], cwd=repo, check=True)
+    harness = services.harness_create(
+        workspace=workspace, name="TDD", agent="codex", skills=[f"file://{repo}@main"], instructions="x"
+    )
+    model = {"catalogId": "gpt-5-mini", "credentialId": openai.pk, "harnesses": ["codex"]}
+    body = _body(tasks, openai, models=[model], harnesses=[str(harness.pk)])
+    assert _start(api, workspace, body).status_code == 202
+    trial = _configs(body["id"])["TDD"][0]
+    assert trial.spec["harness"]["skills"] == [f"file://{repo}@main"]
+    spec, _ = execution.agent_spec(trial, "sk-trial-key")
+    (skills_dir,) = spec.skills
+    assert (Path(skills_dir) / "tdd" / "SKILL.md").is_file()
+    assert execution.agent_spec(trial, "sk-trial-key")[0].skills == spec.skills  # fetched once, then cached
+
+    # An unreachable source fails the trial's setup with the reason, before any container starts.
+    broken = services.harness_create(
+        workspace=workspace, name="Gone", agent="codex", skills=[f"file://{tmp_path / 'gone'}"], instructions="y"
+    )
+    body = _body(tasks, openai, models=[model], harnesses=[str(broken.pk)])
+    assert _start(api, workspace, body).status_code == 202
+    trial = _configs(body["id"])["Gone"][0]
+    with pytest.raises(harbor_adapter.TrialSetupError, match="harness skills: git ls-remote failed"):
+        execution.agent_spec(trial, "sk-trial-key")
