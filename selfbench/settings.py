@@ -225,6 +225,9 @@ else:
 SANDBOX_ENVIRONMENT = env_str("SANDBOX_ENVIRONMENT", "podman")
 BASE_IMAGE = env_str("BASE_IMAGE", "localhost/selfbench-base:bookworm")
 HARBOR_TRIALS_DIR = Path(env_str("HARBOR_TRIALS_DIR", str(MEDIA_ROOT / "trials")))
+# Harness skills: where `org/repo` shorthands clone from; repo ablations: when a `building` build counts as lost.
+HARNESS_SKILLS_GITHUB_URL = env_str("HARNESS_SKILLS_GITHUB_URL", "https://github.com")
+ABLATIONS_BUILD_STALE_SECONDS = env_int("ABLATIONS_BUILD_STALE_SECONDS", 3 * 3600)
 
 # Where sandboxes and the terminus-2 loop reach the gateway.
 GATEWAY_PUBLIC_URL = env_str("GATEWAY_PUBLIC_URL", "http://127.0.0.1:8000/gateway")
