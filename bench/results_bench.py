@@ -1,7 +1,7 @@
 """Results bench: scoring over 1,000,000 trials on PostgreSQL, and the query count of the results API.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/sb_results_bench DEBUG=1 \
-        .venv/bin/python bench/results_bench.py [--tasks 5000] [--runs 17] [--repeat 7] [--json out.json]
+        .venv/bin/python bench/results_bench.py [--tasks 5000] [--runs 17] [--repeat 7] [--rebuild] [--json out.json]
 
 Migrates the database it is pointed at (use a scratch one: the bench adds a workspace and a million rows and keeps
 them, so a second run with the same shape reuses them), then loads one repository with `--tasks` approved tasks and
@@ -44,6 +44,7 @@ from apps.accounts import services as account_services  # noqa: E402
 from apps.accounts.models import Workspace  # noqa: E402
 from apps.repositories.models import Repository, RepositoryKind  # noqa: E402
 from apps.results import queries  # noqa: E402
+from apps.results.models import DirtyTask  # noqa: E402
 from apps.runs.models import Comparison, Evaluation, Trial  # noqa: E402
 from apps.tasks.models import Task, TaskState, TaskVersion  # noqa: E402
 
@@ -72,10 +73,10 @@ def load(slug: str, n_tasks: int, runs: int) -> tuple[Workspace, Repository, int
     if workspace is not None:
         repository = Repository.objects.get(workspace=workspace)
         count = Trial.objects.filter(workspace=workspace).count()
-        if count == n_tasks * runs * len(MODELS) * len(CONFIGS):
+        if count >= n_tasks * runs * len(MODELS) * len(CONFIGS):  # earlier runs each add one trial
             print(f"reusing {count:,} trials in workspace {slug}")
             return workspace, repository, count
-        workspace.delete()
+        sys.exit(f"workspace {slug} holds {count:,} trials of another shape; use another --slug or a fresh database")
     from django.contrib.auth import get_user_model
 
     owner = get_user_model().objects.create_user(username=f"{slug}-owner-{uuid.uuid4().hex[:6]}", password="x" * 20)
@@ -163,6 +164,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--slug", default="results-bench")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--rebuild", action="store_true", help="mark every task changed first (time a cold rebuild)")
     args = parser.parse_args()
     if connection.vendor != "postgresql":
         sys.exit("point DATABASE_URL at PostgreSQL")
@@ -170,6 +172,11 @@ def main() -> None:
     workspace, repository, total = load(args.slug, args.tasks, args.runs)
     counted = queries.repository_tasks(repository)
 
+    if args.rebuild:
+        DirtyTask.objects.bulk_create(
+            [DirtyTask(workspace_id=workspace.pk, task_id=t) for t in counted.tasks.values_list("pk", flat=True)],
+            ignore_conflicts=True,
+        )
     started = time.perf_counter()
     rebuilt = queries.refresh(workspace.pk)
     cold_ms = (time.perf_counter() - started) * 1000

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Exists, OuterRef
+
 from apps.results.models import Release
 
 
@@ -26,11 +28,16 @@ def _lines(releases: list[Release]) -> list[dict[str, Any]]:
 
 
 def _current() -> Any:
-    """Each line's newest release that is not withdrawn (DISTINCT ON the line)."""
+    """Each line's newest release that is not withdrawn: no newer unwithdrawn release on the same line."""
+    newer = Release.objects.filter(
+        workspace_id=OuterRef("workspace_id"),
+        github_id=OuterRef("github_id"),
+        withdrawal__isnull=True,
+        created_at__gt=OuterRef("created_at"),
+    )
     return (
         Release.objects.filter(withdrawal__isnull=True)
-        .order_by("workspace_id", "github_id", "-created_at", "-pk")
-        .distinct("workspace_id", "github_id")
+        .exclude(Exists(newer))
         .only("pk", "document", "created_at", "full_name", "workspace_id", "github_id")
     )
 

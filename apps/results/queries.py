@@ -182,11 +182,13 @@ def _rebuild_sql(n_tasks: int) -> str:
             WHERE r.rn = 1 OR (r.priced AND r.priced_rank = 1)
         )
         SELECT workspace_id, model, thinking, agent, ckey, task_id, max(label), max(harness_id), max(environment_id),
-               max(id) FILTER (WHERE chosen), bool_or(reward >= 1) FILTER (WHERE chosen),
+               max(id) FILTER (WHERE chosen),
+               CAST(max(CASE WHEN reward >= 1 THEN 1 ELSE 0 END) FILTER (WHERE chosen) AS boolean),
                max(cost_usd) FILTER (WHERE chosen), max(input_tokens) FILTER (WHERE chosen),
                max(cached_input_tokens) FILTER (WHERE chosen), max(cache_write_tokens) FILTER (WHERE chosen),
                max(output_tokens) FILTER (WHERE chosen), max(reasoning_tokens) FILTER (WHERE chosen),
-               max(seconds) FILTER (WHERE chosen), bool_or(rn = 1 AND NOT priced)
+               max(seconds) FILTER (WHERE chosen),
+               CAST(max(CASE WHEN rn = 1 AND NOT priced THEN 1 ELSE 0 END) AS boolean)
         FROM latest
         GROUP BY workspace_id, model, thinking, agent, ckey, task_id"""  # noqa: S608 - values are parameters
 
@@ -344,9 +346,9 @@ def configuration_results(*, counted: CountedTasks, filters: Filters | None = No
             tasks=r[7],
             passed=r[8],
             unpriced_tasks=r[9],
-            known_cost_usd=Decimal(r[10]),
+            known_cost_usd=Decimal(str(r[10])),  # str(): SQLite hands back floats
             tokens=Tokens(int(r[11]), int(r[12]), int(r[13]), int(r[14]), int(r[15])),
-            agent_seconds=float(r[16]),
+            agent_seconds=round(float(r[16]), 3),
             checksum=f"{r[7]}:{r[8]}:{r[9]}:{r[17]}:{r[18]}",
         )
         for r in rows
