@@ -30,6 +30,8 @@ def _person(request: Request) -> AbstractBaseUser | None:
 
 
 def _repository(request: Request, repository_id: int) -> Repository:
+    if repository_id > serializers.ID_MAX:
+        raise Http404("no such repository")
     repository = Repository.objects.filter(workspace=workspace_of(request), pk=repository_id).first()
     if repository is None:
         raise Http404("no such repository")
@@ -189,6 +191,7 @@ class ReleaseWithdrawApi(APIView):
         request=serializers.WithdrawInput, responses=serializers.ReleaseOutput, operation_id="releases_withdraw"
     )
     def post(self, request: Request, slug: str, release_id: int) -> Response:
+        release_id = min(release_id, serializers.ID_MAX)
         release = Release.objects.filter(workspace=workspace_of(request), pk=release_id).first()
         if release is None:
             raise Http404("no such release")
@@ -332,5 +335,7 @@ class PublicRepositoryResultsApi(APIView):
     )
     def get(self, request: Request, owner: str, name: str) -> HttpResponse:
         full_name = f"{owner}/{name}"
+        if "\x00" in full_name:
+            raise Http404("nothing released")
         key = "results:public:repo:" + hashlib.sha256(full_name.lower().encode()).hexdigest()
         return _cached_json(request, key, lambda: public.repository_lines(full_name))

@@ -17,8 +17,15 @@ EXPORT_WARNING = (
 # --- input ----------------------------------------------------------------------------------------------------------
 
 
+ID_MAX = 2**63 - 1
+
+
+def _id(**kwargs: Any) -> serializers.IntegerField:
+    return serializers.IntegerField(min_value=1, max_value=ID_MAX, **kwargs)
+
+
 class ResultsInput(serializers.Serializer):  # type: ignore[type-arg]
-    repository = serializers.IntegerField()
+    repository = _id()
     configuration = serializers.CharField(required=False, max_length=400)
     model = serializers.CharField(required=False, max_length=100)
     agent = serializers.CharField(required=False, max_length=32)
@@ -27,13 +34,13 @@ class ResultsInput(serializers.Serializer):  # type: ignore[type-arg]
 
 
 class PairedInput(serializers.Serializer):  # type: ignore[type-arg]
-    repository = serializers.IntegerField()
+    repository = _id()
     a = serializers.CharField(max_length=400)
     b = serializers.CharField(max_length=400)
 
 
 class ReliabilityInput(serializers.Serializer):  # type: ignore[type-arg]
-    repository = serializers.IntegerField()
+    repository = _id()
     configuration = serializers.CharField(max_length=400)
     flakyOnly = serializers.BooleanField(required=False, default=False)
 
@@ -51,8 +58,8 @@ class WithdrawInput(serializers.Serializer):  # type: ignore[type-arg]
 
 
 class ExportInput(serializers.Serializer):  # type: ignore[type-arg]
-    repository = serializers.IntegerField(required=False)
-    tasks = serializers.ListField(child=serializers.IntegerField(), required=False, default=list, max_length=5000)
+    repository = _id(required=False)
+    tasks = serializers.ListField(child=_id(), required=False, default=list, max_length=5000)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not attrs.get("tasks") and attrs.get("repository") is None:
@@ -61,8 +68,8 @@ class ExportInput(serializers.Serializer):  # type: ignore[type-arg]
 
 
 class GrantInput(serializers.Serializer):  # type: ignore[type-arg]
-    tasks = serializers.ListField(child=serializers.IntegerField(), allow_empty=False, max_length=500)
-    ttlSeconds = serializers.IntegerField(required=False)
+    tasks = serializers.ListField(child=_id(), allow_empty=False, max_length=500)
+    ttlSeconds = serializers.IntegerField(required=False, min_value=60, max_value=366 * 24 * 3600)
     note = serializers.CharField(required=False, default="", allow_blank=True, max_length=200)
 
 
