@@ -23,3 +23,10 @@ def review_round(round_id: int) -> None:
     from apps.authoring import services
 
     services.review_run(round_id=round_id)
+
+
+def candidates_start(batch_id: int | None = None) -> None:
+    """Scheduled every minute: start authoring the proposed candidates of finished discovery runs."""
+    from apps.authoring import services
+
+    services.candidates_start(batch_id=batch_id)

@@ -46,7 +46,7 @@ from apps.gateway.catalog import catalog_model
 from apps.gateway.models import GatewayCall, GatewayKey
 from apps.repositories import services as repository_services
 from apps.repositories import sources
-from apps.repositories.models import Batch, Candidate, Repository, RepositoryKind
+from apps.repositories.models import Batch, Candidate, CandidateState, Repository, RepositoryKind
 from apps.runs import execution, sandboxes
 from apps.tasks import authoring as task_authoring
 from apps.tasks import patches
@@ -162,27 +162,35 @@ def candidate_author(*, candidate: Candidate) -> AuthoringRound:
     authoring_settings = AuthoringSettings.objects.filter(batch_id=candidate.batch_id).first()
     if authoring_settings is None:
         raise Conflict("the batch has no authoring settings")
-    pr = candidate.pull_request
-    repository = candidate.batch.repository
-    head = pr.head_sha or pr.merge_sha
-    checkout = repository_services.repository_checkout(repository=repository, sha=head)
     with transaction.atomic():
-        task = task_services.task_create(
-            workspace=repository.workspace,
-            source=task_authoring.PullRequestSource(
-                repo_path=checkout,
-                base_sha=pr.base_sha,
-                head_sha=head,
-                title=pr.title,
-                body=pr.body,
-                number=pr.number,
-                repository=repository.full_name or repository.location,
-            ),
-            tier_requested=candidate.tier or "easy",
-            candidate=candidate,
-            heuristic_author=False,
-        )
+        task = task_services.task_create_for_candidate(candidate=candidate, heuristic_author=False)
         return authoring_start(task=task, authoring_settings=authoring_settings)
+
+
+def candidates_start(*, batch_id: int | None = None) -> int:
+    """Start authoring every proposed candidate that has no task yet: by its batch's authoring agent when the batch
+    has authoring settings, else by the heuristic author. Safe to run concurrently (each candidate row is locked and
+    skipped by a second runner); returns how many were started."""
+    started = 0
+    pending = Candidate.objects.filter(state=CandidateState.PROPOSED, tasks__isnull=True)
+    if batch_id is not None:
+        pending = pending.filter(batch_id=batch_id)
+    for candidate_id in list(pending.values_list("pk", flat=True)):
+        with transaction.atomic():
+            candidate = (
+                Candidate.objects.select_for_update(skip_locked=True, of=("self",))
+                .select_related("batch__repository__workspace", "pull_request")
+                .filter(pk=candidate_id, state=CandidateState.PROPOSED, tasks__isnull=True)
+                .first()
+            )
+            if candidate is None:
+                continue
+            if AuthoringSettings.objects.filter(batch_id=candidate.batch_id).exists():
+                candidate_author(candidate=candidate)
+            else:
+                task_services.task_create_for_candidate(candidate=candidate)
+            started += 1
+    return started
 
 
 # --- evals and vibe evals ---------------------------------------------------------------------------------------------

@@ -35,9 +35,3 @@ def tasks_recover_stale() -> None:
     from apps.tasks import services
 
     services.task_recover_stale()
-
-
-def tasks_start_for_proposed(batch_id: int | None = None) -> None:
-    from apps.tasks import services
-
-    services.tasks_start_for_proposed(batch_id=batch_id)

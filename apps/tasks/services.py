@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from apps.accounts.models import Workspace
 from apps.repositories import services as repository_services
-from apps.repositories.models import Candidate, CandidateState
+from apps.repositories.models import Candidate
 from apps.tasks import authoring, checks, gates, jobs, storage
 from apps.tasks.models import GATE_ORDER, Gate, GateRun, GateStatus, Task, TaskState, TaskVersion
 from selfbench import harbor_adapter
@@ -104,15 +104,15 @@ def task_create(
     return task
 
 
-def task_create_for_candidate(*, candidate: Candidate) -> Task:
-    """Create the task of a repositories candidate: its PR's base and head from a checkout of the repository."""
+def candidate_source(*, candidate: Candidate) -> authoring.PullRequestSource:
+    """A candidate's PR as an authoring source: base and head from a checkout of its repository."""
     pr = candidate.pull_request
     repository = candidate.batch.repository
     head = pr.head_sha or pr.merge_sha
     if not head:
         raise InvalidInput(f"PR #{pr.number} has no head or merge commit")
     checkout = repository_services.repository_checkout(repository=repository, sha=head)
-    source = authoring.PullRequestSource(
+    return authoring.PullRequestSource(
         repo_path=checkout,
         base_sha=pr.base_sha,
         head_sha=head,
@@ -121,8 +121,16 @@ def task_create_for_candidate(*, candidate: Candidate) -> Task:
         number=pr.number,
         repository=repository.full_name or repository.location,
     )
+
+
+def task_create_for_candidate(*, candidate: Candidate, heuristic_author: bool = True) -> Task:
+    """Create the task of a repositories candidate (and schedule the heuristic author unless told not to)."""
     return task_create(
-        workspace=repository.workspace, source=source, tier_requested=candidate.tier or "easy", candidate=candidate
+        workspace=candidate.batch.repository.workspace,
+        source=candidate_source(candidate=candidate),
+        tier_requested=candidate.tier or "easy",
+        candidate=candidate,
+        heuristic_author=heuristic_author,
     )
 
 
@@ -377,16 +385,6 @@ def version_files(version: TaskVersion) -> list[dict[str, Any]]:
 
 def definition_json(version: TaskVersion) -> str:
     return json.dumps(version.definition, indent=1, sort_keys=True)
-
-
-def tasks_start_for_proposed(*, batch_id: int | None = None) -> list[Task]:
-    """Create (and schedule the authoring of) a task for every proposed candidate that has none yet."""
-    candidates = Candidate.objects.filter(state=CandidateState.PROPOSED, tasks__isnull=True).select_related(
-        "batch__repository", "pull_request"
-    )
-    if batch_id is not None:
-        candidates = candidates.filter(batch_id=batch_id)
-    return [task_create_for_candidate(candidate=candidate) for candidate in candidates]
 
 
 def task_version_derive(*, task: Task, base: TaskVersion, files: storage.TaskFiles) -> TaskVersion:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
+from apps.authoring import services as authoring_services
 from apps.repositories.models import Batch, Candidate, PullRequest, Repository
 from apps.tasks import jobs, services
 from apps.tasks.models import TaskState
@@ -36,8 +37,9 @@ def test_a_proposed_candidate_gets_a_task_whose_state_the_candidate_follows(
     enqueued: list[int] = []
     monkeypatch.setattr(jobs, "enqueue_task_author", enqueued.append)
     with django_capture_on_commit_callbacks(execute=True):
-        (task,) = services.tasks_start_for_proposed(batch_id=batch.pk)
-    assert services.tasks_start_for_proposed(batch_id=batch.pk) == []
+        assert authoring_services.candidates_start(batch_id=batch.pk) == 1
+    assert authoring_services.candidates_start(batch_id=batch.pk) == 0
+    (task,) = candidate.tasks.all()
     assert enqueued == [task.pk]
     assert task.candidate == candidate and task.repository == repository and task.batch == batch
     assert (Path(task.source_path) / ".git").exists() and task.head_sha == pr.head_sha
