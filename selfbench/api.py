@@ -19,7 +19,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     response = drf_exception_handler(exc, context)
     if response is not None and isinstance(response.data, dict) and "detail" not in response.data:
         # Validation errors: keep the field map and add one readable line that lists every problem.
-        response.data = {"error": "invalid", "detail": _summarise(response.data), "errors": response.data}
+        response.data = {"error": "invalid", "detail": summarise_errors(response.data), "errors": response.data}
     elif response is not None and isinstance(response.data, list):
         response.data = {
             "error": "invalid",
@@ -29,15 +29,15 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     return response
 
 
-def _summarise(errors: Any, prefix: str = "") -> str:
+def summarise_errors(errors: Any, prefix: str = "") -> str:
     parts: list[str] = []
     if isinstance(errors, dict):
         for key, value in errors.items():
-            parts.append(_summarise(value, f"{prefix}{key}." if key != "non_field_errors" else prefix))
+            parts.append(summarise_errors(value, f"{prefix}{key}." if key != "non_field_errors" else prefix))
     elif isinstance(errors, list):
         for i, value in enumerate(errors):
             if isinstance(value, (dict, list)):
-                parts.append(_summarise(value, f"{prefix}{i}."))
+                parts.append(summarise_errors(value, f"{prefix}{i}."))
             else:
                 parts.append(f"{prefix.rstrip('.')}: {value}" if prefix else str(value))
     else:

@@ -8,9 +8,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.ablations import forms, queries, services
-from apps.accounts.pages import current_user, workspace_page
+from apps.accounts.pages import WorkspaceRequest, current_user, go_to, workspace_page
 from apps.repositories import queries as repository_queries
-from apps.repositories.views import WorkspaceRequest, go_to
 from selfbench.errors import DomainError
 
 

@@ -9,8 +9,11 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.middleware import HtmxDetails
 
-from apps.accounts.models import Membership
+from apps.accounts.models import Membership, Workspace
 
 
 def workspace_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -42,3 +45,16 @@ def current_user(request: HttpRequest) -> User:
     if not isinstance(user, User):
         raise Http404("login required")
     return user
+
+
+class WorkspaceRequest(HttpRequest):
+    """A request through `@workspace_page` and django-htmx's middleware."""
+
+    htmx: HtmxDetails
+    workspace: Workspace
+    membership: Membership
+
+
+def go_to(request: WorkspaceRequest, url: str) -> HttpResponse:
+    """After a successful action: a full redirect, which htmx must do itself rather than swap the target page in."""
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)

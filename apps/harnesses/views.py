@@ -7,9 +7,8 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from apps.accounts.pages import current_user, workspace_page
+from apps.accounts.pages import WorkspaceRequest, current_user, go_to, workspace_page
 from apps.harnesses import forms, queries, services
-from apps.repositories.views import WorkspaceRequest, go_to
 from selfbench.errors import DomainError
 
 

@@ -6,28 +6,18 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
-from django_htmx.middleware import HtmxDetails
+from django_htmx.http import HttpResponseStopPolling
 
-from apps.accounts.models import Membership, Workspace
-from apps.accounts.pages import current_user, workspace_page
+from apps.accounts.pages import WorkspaceRequest, current_user, go_to, workspace_page
 from apps.repositories import forms, queries, services
 from apps.repositories.models import Batch, BatchStatus, CandidateState, Repository
 from selfbench.errors import DomainError
-
-
-class WorkspaceRequest(HttpRequest):
-    """A request through `@workspace_page` and django-htmx's middleware."""
-
-    htmx: HtmxDetails
-    workspace: Workspace
-    membership: Membership
 
 
 def _with_stages(batches: Iterable[Batch]) -> list[Batch]:
@@ -38,11 +28,6 @@ def _with_stages(batches: Iterable[Batch]) -> list[Batch]:
         batch.stages = [(value, label, counts[value]) for value, label in CandidateState.choices if value in counts]  # type: ignore[attr-defined]
         batch.candidate_total = sum(counts.values())  # type: ignore[attr-defined]
     return rows
-
-
-def go_to(request: WorkspaceRequest, url: str) -> HttpResponse:
-    """After a successful action: a full redirect, which htmx must do itself rather than swap the target page in."""
-    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
 # --- repositories ---------------------------------------------------------------------------------------------------

@@ -10,10 +10,9 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
-from apps.accounts.pages import workspace_page
+from apps.accounts.pages import WorkspaceRequest, workspace_page
 from apps.repositories import queries as repository_queries
 from apps.repositories.models import Repository
-from apps.repositories.views import WorkspaceRequest
 from apps.results import forms, queries
 
 

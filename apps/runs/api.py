@@ -15,7 +15,6 @@ from apps.accounts.auth import workspace_of
 from apps.gateway.catalog import catalog_models
 from apps.runs import network, queries, sandboxes, serializers, services
 from apps.runs.models import Comparison, Evaluation
-from apps.tasks.models import Task, TaskState
 from selfbench import harbor_adapter
 
 
@@ -65,11 +64,7 @@ class CatalogApi(APIView):
 class OptionsApi(APIView):
     @extend_schema(responses=dict, operation_id="evaluations_options")
     def get(self, request: Request, slug: str) -> Response:
-        tasks = (
-            Task.objects.filter(workspace=workspace_of(request), state=TaskState.APPROVED, version__isnull=False)
-            .select_related("repository")
-            .order_by("pk")
-        )
+        tasks = queries.runnable_tasks(workspace=workspace_of(request))
         return Response(
             {
                 "tasks": [

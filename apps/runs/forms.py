@@ -13,16 +13,10 @@ from apps.accounts.models import MODEL_CREDENTIAL_KINDS, Credential, Workspace
 from apps.gateway.catalog import THINKING_LEVELS, catalog_models
 from apps.harnesses import queries as harness_queries
 from apps.runs import sandboxes
-from apps.tasks.models import Task, TaskState
+from apps.tasks.models import Task
 from selfbench.harbor_adapter import HARNESSES
 
 MANAGED = "managed-model"
-
-
-def approved_tasks(workspace: Workspace) -> list[Task]:
-    """The tasks a comparison can run: approved, with verified files (what the options API lists)."""
-    rows = Task.objects.filter(workspace=workspace, state=TaskState.APPROVED, version__isnull=False)
-    return list(rows.select_related("repository").order_by("pk"))
 
 
 class ModelRowForm(forms.Form):

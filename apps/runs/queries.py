@@ -9,6 +9,7 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 
 from apps.accounts.models import Workspace
 from apps.runs.models import Comparison, Evaluation, Trial, TrialArtifact, TrialStatus
+from apps.tasks.models import Task, TaskState
 
 _COUNTS = {
     "total": Count("id"),
@@ -18,6 +19,15 @@ _COUNTS = {
     "failed": Count("id", filter=Q(status=TrialStatus.FAILED)),
     "cancelled": Count("id", filter=Q(status=TrialStatus.CANCELLED)),
 }
+
+
+def runnable_tasks(*, workspace: Workspace) -> QuerySet[Task]:
+    """The tasks a comparison can run: approved, with verified files (the options API and the Run page list these)."""
+    return (
+        Task.objects.filter(workspace=workspace, state=TaskState.APPROVED, version__isnull=False)
+        .select_related("repository")
+        .order_by("pk")
+    )
 
 
 def _with_done(counts: dict[str, int]) -> dict[str, Any]:

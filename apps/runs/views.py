@@ -12,11 +12,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from apps.accounts.pages import workspace_page
-from apps.repositories.views import WorkspaceRequest, go_to
+from apps.accounts.pages import WorkspaceRequest, go_to, workspace_page
 from apps.runs import forms, queries, sandboxes, serializers, services
 from apps.runs.models import Comparison, Trial
-from selfbench.api import _summarise
+from selfbench.api import summarise_errors
 from selfbench.errors import DomainError
 
 TRIALS_SHOWN = 200
@@ -30,7 +29,7 @@ def _start(request: WorkspaceRequest, form: forms.RunForm, rows: Any, action: st
     chosen = [row.row() for row in rows if row.cleaned_data and not row.cleaned_data.get("DELETE")]
     s = serializers.ComparisonStartInput(data=form.body(chosen, skip_completed=action == "missing"))
     if not s.is_valid():
-        form.add_error(None, _summarise(s.errors))
+        form.add_error(None, summarise_errors(s.errors))
         return None
     try:
         return services.comparison_start(workspace=request.workspace, body=s.validated_data, created_by=request.user)
@@ -52,7 +51,7 @@ def _one_more_row(request: WorkspaceRequest) -> Any:
 @workspace_page
 def run_page(request: WorkspaceRequest) -> HttpResponse:
     """The Run page: model rows, sandbox and tasks; Run Full Comparison or Run Missing Tasks (skipCompleted)."""
-    tasks = forms.approved_tasks(request.workspace)
+    tasks = list(queries.runnable_tasks(workspace=request.workspace))
     form = forms.RunForm(request.POST or None, workspace=request.workspace, tasks=tasks)
     rows = forms.ModelRowFormSet(request.POST or None, form_kwargs={"workspace": request.workspace}, prefix="models")
     action = request.POST.get("action", "")

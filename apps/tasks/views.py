@@ -17,8 +17,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import DiffLexer
 
 from apps.accounts.models import Workspace
-from apps.accounts.pages import current_user, workspace_page
-from apps.repositories.views import WorkspaceRequest, go_to
+from apps.accounts.pages import WorkspaceRequest, current_user, go_to, workspace_page
 from apps.tasks import forms, queries, services
 from apps.tasks.models import Task, TaskState
 from selfbench.errors import DomainError
