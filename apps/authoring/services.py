@@ -131,6 +131,14 @@ def settings_save(
     return AuthoringSettings.objects.create(workspace=workspace, **values)
 
 
+def runnable_author_agents() -> list[tuple[str, str]]:
+    """The author agents this deployment's sandbox can run, with why (for choosing one)."""
+    capabilities = harbor_adapter.agent_capabilities()
+    return [
+        (name, capabilities[name].reason) for name in AUTHOR_AGENTS if name in capabilities and capabilities[name].runs
+    ]
+
+
 # --- starting authoring -----------------------------------------------------------------------------------------------
 
 
@@ -719,3 +727,42 @@ def review_record(*, row: AuthoringRound, answer: review.ReviewAnswer, usage: An
         row.files = {}
     _next_round_or_reject(row, feedback=feedback)
     return result
+
+
+# --- a batch with its authoring settings ------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def batch_create_with_authoring(
+    *,
+    repository: Repository,
+    easy: int = 0,
+    medium: int = 0,
+    hard: int = 0,
+    created_by: Any = None,
+    author_agent: str = "terminus-2",
+    author_model: str | None = None,
+    author_credential_id: int | None = None,
+    reasoning: str = "medium",
+    reviewer_model: str | None = None,
+    reviewer_credential_id: int | None = None,
+) -> Batch:
+    """Start a discovery batch and, when an author model is given, its authoring settings, in one transaction: a
+    rule error in either leaves nothing behind. The batch's listing job is scheduled on commit (by batch_create)."""
+    if (author_model is None) != (reviewer_model is None):
+        raise InvalidInput("choose both an author model and a reviewer model, or neither")
+    batch = repository_services.batch_create(
+        repository=repository, easy=easy, medium=medium, hard=hard, created_by=created_by
+    )
+    if author_model is not None and reviewer_model is not None:
+        settings_save(
+            workspace=repository.workspace,
+            batch=batch,
+            author_agent=author_agent,
+            author_model=author_model,
+            author_credential_id=author_credential_id,
+            reasoning=reasoning,
+            reviewer_model=reviewer_model,
+            reviewer_credential_id=reviewer_credential_id,
+        )
+    return batch

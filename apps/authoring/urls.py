@@ -1,13 +1,15 @@
 from django.urls import URLPattern, URLResolver, path
 
-from apps.authoring import api
+from apps.authoring import api, views
 
 app_name = "authoring"
 
-# The authoring sandbox's verify and submit (authenticated by the round's gateway key), at the site root.
+# The authoring sandbox's verify and submit (authenticated by the round's gateway key), at the site root, and the
+# authoring pages (workspace pages live under w/<slug:slug>/).
 urlpatterns: list[URLPattern | URLResolver] = [
     path("authoring/sandbox/verify", api.sandbox_verify, name="sandbox-verify"),
     path("authoring/sandbox/submit", api.sandbox_submit, name="sandbox-submit"),
+    path("w/<slug:slug>/repositories/<int:repository_id>/start-batch/", views.batch_start, name="batch_start"),
 ]
 
 # JSON API, mounted under /api/w/<slug>/ with the namespace "authoring-api".
