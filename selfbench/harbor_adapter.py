@@ -647,6 +647,10 @@ def _sandbox_agent_plan(agent: AgentSpec, engine: str) -> _SandboxAgentPlan | No
         raise TrialSetupError(f"{agent.name} cannot run in a {engine} sandbox here: {_CANNOT_RUN_LOCALLY[agent.name]}")
     if agent.name not in TOOLCHAIN_AGENTS:
         return None
+    # Bad options are the caller's mistake whatever this machine has built; say that first.
+    problems = validate_agent_options(agent.name, agent.options)
+    if problems:
+        raise TrialSetupError(f"Invalid options for agent '{agent.name}': " + "; ".join(problems))
     toolchain = agents_toolchain()
     if toolchain is None or agent.name not in toolchain.versions:
         raise TrialSetupError(

@@ -111,12 +111,18 @@ class _Call:
 
 class GatewayApp:
     def __init__(self) -> None:
-        self._session: aiohttp.ClientSession | None = None
+        self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
 
     def session(self) -> aiohttp.ClientSession:
-        """One upstream client per process, created inside the running loop."""
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(
+        """One upstream client per event loop, created inside it.
+
+        A served process has one loop; a test session can run several servers of this one app (a session-scoped
+        fixture imported into several test modules), and a client used from another loop fails every call.
+        """
+        loop = asyncio.get_running_loop()
+        session = self._sessions.get(loop)
+        if session is None or session.closed:
+            session = self._sessions[loop] = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, keepalive_timeout=30),
                 # No total timeout: agent calls may stream for many minutes; a silent upstream is what times out.
                 timeout=aiohttp.ClientTimeout(
@@ -124,12 +130,12 @@ class GatewayApp:
                 ),
                 auto_decompress=True,
             )
-        return self._session
+        return session
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        session = self._sessions.pop(asyncio.get_running_loop(), None)
+        if session is not None:
+            await session.close()
 
     async def lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
         while True:

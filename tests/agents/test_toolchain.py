@@ -122,3 +122,12 @@ def test_relay_carries_a_connection_to_the_gateway(tmp_path: Path) -> None:
             gateway.close()
 
     assert asyncio.run(scenario()) == b"gateway saw POST /v1/messages\n"
+
+
+def test_bad_options_are_reported_before_a_missing_toolchain(tmp_path: Path, settings: Any) -> None:
+    settings.SANDBOX_AGENTS_DIR = str(tmp_path / "none")
+
+    with pytest.raises(TrialSetupError, match="warp_speed"):
+        harbor_adapter._sandbox_agent_plan(AgentSpec(name="claude-code", options={"warp_speed": True}), "podman")
+    with pytest.raises(TrialSetupError, match=r"scripts/containers\.sh --agents"):
+        harbor_adapter._sandbox_agent_plan(AgentSpec(name="claude-code"), "podman")
