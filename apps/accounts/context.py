@@ -14,7 +14,7 @@ WORKSPACE_NAV = [
     ("Repositories", "repositories:list"),
     ("Batches", "repositories:batches"),
     ("Tasks", "tasks:list"),
-    ("Evals", "tasks:evals"),
+    ("Evals", "authoring:evals"),
     ("Harnesses", "harnesses:list"),
     ("Environments", "ablations:list"),
     ("Runs", "runs:list"),

@@ -23,8 +23,8 @@ def _credential_choices(workspace: Workspace) -> list[tuple[Any, str]]:
     return [("", "Managed model"), *credentials]
 
 
-class BatchAuthoringForm(BatchStartForm):
-    """Tier counts plus who writes and who reviews the batch's tasks (blank models: the heuristic author)."""
+class AuthoringFieldsForm(forms.Form):
+    """Who writes and who reviews the tasks (blank models: the heuristic author, where that is allowed)."""
 
     author_agent = forms.ChoiceField(label="Author agent")
     author_model = forms.ChoiceField(required=False, label="Author model")
@@ -48,3 +48,29 @@ class BatchAuthoringForm(BatchStartForm):
 
     def clean_reviewer_model(self) -> str | None:
         return self.cleaned_data["reviewer_model"] or None
+
+
+class BatchAuthoringForm(BatchStartForm, AuthoringFieldsForm):
+    """Tier counts plus, optionally, the batch's author and reviewer."""
+
+
+class EvalCreateForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+
+class VibeEvalForm(AuthoringFieldsForm):
+    """A description of the task to write, and the models that write and review it (both required here)."""
+
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), help_text="What the task should ask for.")
+    field_order = ["description"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["author_model"].required = True
+        self.fields["reviewer_model"].required = True
+        self.fields["author_model"].choices = _model_choices("—")  # type: ignore[attr-defined]
+
+
+class RepositoryVibeEvalForm(VibeEvalForm):
+    ref = forms.CharField(max_length=255, initial="HEAD", help_text="A commit SHA, a branch or HEAD.")

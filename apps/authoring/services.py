@@ -766,3 +766,39 @@ def batch_create_with_authoring(
             reviewer_credential_id=reviewer_credential_id,
         )
     return batch
+
+
+@transaction.atomic
+def vibe_eval_author(
+    *,
+    workspace: Workspace,
+    description: str,
+    author_agent: str,
+    author_model: str,
+    author_credential_id: int | None,
+    reasoning: str = "medium",
+    reviewer_model: str,
+    reviewer_credential_id: int | None,
+    repository: Repository | None = None,
+    ref: str = "HEAD",
+    eval: Eval | None = None,
+) -> VibeEval:
+    """A vibe eval and the authoring settings it is written with, in one transaction (nothing is kept on a rule
+    error); its first authoring round is scheduled on commit."""
+    authoring_settings = settings_save(
+        workspace=workspace,
+        author_agent=author_agent,
+        author_model=author_model,
+        author_credential_id=author_credential_id,
+        reasoning=reasoning,
+        reviewer_model=reviewer_model,
+        reviewer_credential_id=reviewer_credential_id,
+    )
+    return vibe_eval_create(
+        workspace=workspace,
+        description=description,
+        authoring_settings=authoring_settings,
+        repository=repository,
+        ref=ref,
+        eval=eval,
+    )

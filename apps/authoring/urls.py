@@ -10,6 +10,13 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("authoring/sandbox/verify", api.sandbox_verify, name="sandbox-verify"),
     path("authoring/sandbox/submit", api.sandbox_submit, name="sandbox-submit"),
     path("w/<slug:slug>/repositories/<int:repository_id>/start-batch/", views.batch_start, name="batch_start"),
+    path(
+        "w/<slug:slug>/repositories/<int:repository_id>/vibe-evals/",
+        views.repository_vibe_evals,
+        name="repository_vibe_evals",
+    ),
+    path("w/<slug:slug>/evals/", views.eval_list, name="evals"),
+    path("w/<slug:slug>/evals/<int:eval_id>/", views.eval_detail, name="eval"),
 ]
 
 # JSON API, mounted under /api/w/<slug>/ with the namespace "authoring-api".

@@ -10,9 +10,11 @@ from django.test import Client
 from django.urls import reverse
 
 from apps.accounts.models import Credential, Workspace
-from apps.authoring.models import AuthoringSettings
+from apps.authoring.models import AuthoringSettings, Eval, VibeEval
 from apps.repositories import jobs as repository_jobs
 from apps.repositories.models import Batch, Repository
+from apps.tasks.models import TaskState
+from tests.authoring.conftest import Repo
 
 pytestmark = pytest.mark.django_db
 
@@ -141,3 +143,95 @@ def test_another_workspaces_repository_is_not_found(client: Client, repository: 
     mine = reverse("authoring:batch_start", args=[repository.workspace.slug, repository.pk + 1000])
     assert client.get(mine).status_code == 404
     assert client.get(reverse("authoring:batch_start", args=[other.slug, repository.pk])).status_code == 404
+
+
+# --- evals and vibe evals ---------------------------------------------------------------------------------------------
+
+
+VIBE = {
+    "description": "The agent wrote the total to stdout instead of report.json.",
+    "author_agent": "terminus-2",
+    "author_model": "gpt-5-mini",
+    "reasoning": "low",
+    "reviewer_model": "gpt-5",
+}
+
+
+def test_empty_eval_list_says_what_to_do_and_is_in_the_navigation(client: Client, workspace: Workspace) -> None:
+    url = reverse("authoring:evals", args=[workspace.slug])
+    r = client.get(url)
+    assert r.status_code == 200
+    assert [t.name for t in r.templates][:2] == ["authoring/eval_list.html", "base.html"]
+    page = r.content.decode()
+    assert "No evals yet" in page and "Create an eval" in page
+    assert f'href="{url}"' in page  # the side navigation's Evals item
+
+
+def test_create_an_eval_then_its_errors_inline(client: Client, workspace: Workspace) -> None:
+    url = reverse("authoring:evals", args=[workspace.slug])
+    r = client.post(url, {"name": "cli habits", "description": "What agents get wrong on the CLI"})
+    found = Eval.objects.get()
+    assert r.status_code == 302 and r["Location"] == reverse("authoring:eval", args=[workspace.slug, found.pk])
+    again = client.post(url, {"name": "cli habits"}, **HX)
+    assert again.status_code == 200 and again.templates[0].name == "authoring/partials/eval_form.html"
+    assert "<html" not in again.content.decode() and "exists" in again.content.decode()
+    assert Eval.objects.count() == 1
+    listed = client.get(url).content.decode()
+    assert "cli habits" in listed and "no vibe evals yet" in listed
+
+
+def test_eval_page_adds_a_vibe_eval_and_lists_it_with_its_state(
+    client: Client, workspace: Workspace, enqueued: list[int], django_capture_on_commit_callbacks: Any
+) -> None:
+    found = Eval.objects.create(workspace=workspace, name="cli habits")
+    url = reverse("authoring:eval", args=[workspace.slug, found.pk])
+    page = client.get(url)
+    assert page.status_code == 200 and page.templates[0].name == "authoring/eval_detail.html"
+    assert "No vibe evals yet" in page.content.decode()
+    with django_capture_on_commit_callbacks(execute=False):
+        r = client.post(url, VIBE)
+    assert r.status_code == 302 and r["Location"] == url
+    vibe = VibeEval.objects.get()
+    assert vibe.eval == found and vibe.task.state == TaskState.AUTHORING
+    assert (vibe.settings.author_model, vibe.settings.reviewer_model) == ("gpt-5-mini", "gpt-5")
+    listed = client.get(url).content.decode()
+    assert "stdout instead of report.json" in listed and "Authoring" in listed
+    evals = client.get(reverse("authoring:evals", args=[workspace.slug])).content.decode()
+    assert "Authoring <strong>1</strong>" in evals
+
+
+def test_a_vibe_eval_rule_error_is_inline_and_keeps_nothing(client: Client, workspace: Workspace) -> None:
+    found = Eval.objects.create(workspace=workspace, name="cli habits")
+    url = reverse("authoring:eval", args=[workspace.slug, found.pk])
+    r = client.post(url, {**VIBE, "reviewer_model": "gpt-5-mini"}, **HX)
+    assert r.status_code == 200 and r.templates[0].name == "authoring/partials/vibe_eval_form.html"
+    assert "must differ" in r.content.decode()
+    assert not VibeEval.objects.exists() and not AuthoringSettings.objects.exists()
+    missing = client.post(url, {**VIBE, "description": ""}, **HX)
+    assert missing.status_code == 200 and "This field is required" in missing.content.decode()
+
+
+def test_another_workspaces_eval_is_not_found(client: Client, workspace: Workspace) -> None:
+    from tests.factories import make_workspace
+
+    theirs = Eval.objects.create(workspace=make_workspace(), name="theirs")
+    assert client.get(reverse("authoring:eval", args=[workspace.slug, theirs.pk])).status_code == 404
+
+
+def test_repository_vibe_evals_page_pins_a_vibe_eval_to_the_ref(
+    client: Client, workspace: Workspace, repo: Repo, django_capture_on_commit_callbacks: Any
+) -> None:
+    repository = Repository.objects.create(workspace=workspace, kind="local", location=str(repo.path))
+    url = reverse("authoring:repository_vibe_evals", args=[workspace.slug, repository.pk])
+    detail = client.get(reverse("repositories:detail", args=[workspace.slug, repository.pk])).content.decode()
+    assert url in detail
+    page = client.get(url)
+    assert page.status_code == 200 and "No vibe evals for this repository yet" in page.content.decode()
+    with django_capture_on_commit_callbacks(execute=False):
+        r = client.post(url, {**VIBE, "ref": "HEAD"})
+    assert r.status_code == 302
+    vibe = VibeEval.objects.get()
+    assert vibe.repository == repository and vibe.resolved_sha == repo.head
+    bad = client.post(url, {**VIBE, "ref": "no-such-branch"}, **HX)
+    assert bad.status_code == 200 and "is not a commit, branch or HEAD" in bad.content.decode()
+    assert VibeEval.objects.count() == 1
