@@ -51,3 +51,21 @@ class ResultsForm(forms.Form):
         data = self.cleaned_data if self.is_valid() else {}
         a, b = data.get("a"), data.get("b")
         return (a, b) if a and b and a != b else None
+
+
+class ReleasePublishForm(forms.Form):
+    """The configurations to publish and the preview (head, fingerprint) they were chosen from."""
+
+    settings = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple, label="Configurations")
+    head = forms.CharField(required=False, widget=forms.HiddenInput)
+    fingerprint = forms.CharField(max_length=64, widget=forms.HiddenInput)
+    publish_tasks = forms.BooleanField(required=False, initial=False, label="Publish the task list")
+    publish_results_by_task = forms.BooleanField(required=False, initial=False, label="Publish results by task")
+
+    def __init__(self, *args: Any, candidates: list[ConfigurationResult], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["settings"].choices = [(c.id, configuration_name(c)) for c in candidates]  # type: ignore[attr-defined]
+
+
+class ReleaseWithdrawForm(forms.Form):
+    reason = forms.CharField(required=False, max_length=2000)

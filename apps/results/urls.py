@@ -7,6 +7,13 @@ app_name = "results"
 # HTML pages, mounted at the site root (workspace pages live under w/<slug:slug>/).
 urlpatterns: list[URLPattern | URLResolver] = [
     path("w/<slug:slug>/results/", views.results_index, name="index"),
+    path("w/<slug:slug>/releases/", views.release_list, name="releases"),
+    path(
+        "w/<slug:slug>/repositories/<int:repository_id>/releases/publish/",
+        views.release_publish,
+        name="release_publish",
+    ),
+    path("w/<slug:slug>/releases/<int:release_id>/withdraw/", views.release_withdraw, name="release_withdraw"),
 ]
 
 # JSON API, mounted under /api/w/<slug>/ with the namespace "results-api".
