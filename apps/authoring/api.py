@@ -98,14 +98,12 @@ def _vibe_create(request: Request, **where: Any) -> Response:
     s = serializers.VibeEvalInput(data=request.data)
     s.is_valid(raise_exception=True)
     data = s.validated_data
-    workspace = workspace_of(request)
-    authoring_settings = services.settings_save(workspace=workspace, **_settings_kwargs(data["settings"]))
-    vibe = services.vibe_eval_create(
-        workspace=workspace,
+    vibe = services.vibe_eval_author(
+        workspace=workspace_of(request),
         description=data["description"],
-        authoring_settings=authoring_settings,
         ref=data["ref"],
         attachments=_attachments(data["attachments"]),
+        **_settings_kwargs(data["settings"]),
         **where,
     )
     return Response(serializers.VibeEvalOutput(vibe).data, status=201)

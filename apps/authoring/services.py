@@ -779,12 +779,16 @@ def vibe_eval_author(
     reasoning: str = "medium",
     reviewer_model: str,
     reviewer_credential_id: int | None,
+    silence_seconds: int | None = None,
+    author_wall_clock_seconds: int | None = None,
+    review_wall_clock_seconds: int | None = None,
     repository: Repository | None = None,
     ref: str = "HEAD",
     eval: Eval | None = None,
+    attachments: dict[str, bytes] | None = None,
 ) -> VibeEval:
     """A vibe eval and the authoring settings it is written with, in one transaction (nothing is kept on a rule
-    error); its first authoring round is scheduled on commit."""
+    error); its first authoring round is scheduled on commit. The page and the API both call this."""
     authoring_settings = settings_save(
         workspace=workspace,
         author_agent=author_agent,
@@ -793,6 +797,9 @@ def vibe_eval_author(
         reasoning=reasoning,
         reviewer_model=reviewer_model,
         reviewer_credential_id=reviewer_credential_id,
+        silence_seconds=silence_seconds,
+        author_wall_clock_seconds=author_wall_clock_seconds,
+        review_wall_clock_seconds=review_wall_clock_seconds,
     )
     return vibe_eval_create(
         workspace=workspace,
@@ -801,4 +808,5 @@ def vibe_eval_author(
         repository=repository,
         ref=ref,
         eval=eval,
+        attachments=attachments,
     )

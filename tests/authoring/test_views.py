@@ -235,3 +235,19 @@ def test_repository_vibe_evals_page_pins_a_vibe_eval_to_the_ref(
     bad = client.post(url, {**VIBE, "ref": "no-such-branch"}, **HX)
     assert bad.status_code == 200 and "is not a commit, branch or HEAD" in bad.content.decode()
     assert VibeEval.objects.count() == 1
+
+
+def test_the_vibe_eval_api_keeps_nothing_on_a_rule_error(
+    api: Any, workspace: Workspace, repository: Repository
+) -> None:
+    """The API calls the same one-transaction service as the page: a ref that does not resolve (found only after the
+    settings were saved) leaves no settings behind."""
+    body = {
+        "description": "The agent renamed a public function without a deprecation shim.",
+        "ref": "no-such-branch",
+        "settings": {"authorAgent": "terminus-2", "authorModel": "gpt-5-mini", "reviewerModel": "gpt-5"},
+    }
+    r = api.post(f"/api/w/{workspace.slug}/repositories/{repository.pk}/vibe-evals", body, format="json")
+    assert r.status_code == 400, r.content
+    assert "no-such-branch" in r.json()["detail"]
+    assert not AuthoringSettings.objects.exists() and not VibeEval.objects.exists()
