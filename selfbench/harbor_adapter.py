@@ -12,6 +12,7 @@ Harbor is imported lazily inside the functions. Importing its agents pulls in Li
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import importlib.metadata
 import json
@@ -693,16 +694,7 @@ def _sandbox_agent_plan(agent: AgentSpec, engine: str) -> _SandboxAgentPlan | No
     # JSON is YAML: no YAML writer needed for this small overlay.
     overlay_path.write_text(json.dumps({"services": {"main": overlay}}, indent=2) + "\n")
     return _SandboxAgentPlan(
-        agent=AgentSpec(
-            name=agent.name,
-            model=agent.model,
-            base_url=agent.base_url,
-            api_key=agent.api_key,
-            model_api_format=agent.model_api_format,
-            options=options,
-            env=env,
-            timeout_sec=agent.timeout_sec,
-        ),
+        agent=dataclasses.replace(agent, options=options, env=env),
         import_path=_PREINSTALLED_IMPORT_PATHS.get(agent.name),
         workdir=workdir,
         overlay=overlay_path,

@@ -56,7 +56,13 @@ def test_cloud_sandboxes_leave_installs_to_harbor(toolchain: Path) -> None:
 
 
 def test_plan_pins_the_version_mounts_the_toolchain_and_cuts_the_network(toolchain: Path) -> None:
-    spec = AgentSpec(name="pi", model="openai/gpt-5-mini", base_url="http://web:8000/gateway/openai/v1", api_key="k")
+    spec = AgentSpec(
+        name="pi",
+        model="openai/gpt-5-mini",
+        base_url="http://web:8000/gateway/openai/v1",
+        api_key="k",
+        skills=("/srv/skills/review",),
+    )
 
     plan = harbor_adapter._sandbox_agent_plan(spec, "podman")
     assert plan is not None
@@ -72,6 +78,7 @@ def test_plan_pins_the_version_mounts_the_toolchain_and_cuts_the_network(toolcha
         # The URL's host resolves to the sandbox's loopback, where the relay listens; the URL itself is unchanged.
         assert main["extra_hosts"] == ["web:127.0.0.1"]
         assert plan.agent.base_url == spec.base_url
+        assert plan.agent.skills == spec.skills  # everything else the caller set is kept
     finally:
         shutil.rmtree(plan.workdir)
 
