@@ -1,10 +1,11 @@
 """The agent's network: reach only its model's host (the gateway), per sandbox and agent.
 
 terminus-2 runs its model loop in the worker process (Harbor calls LiteLLM from the host), so its sandbox needs no
-network at all: on podman a compose overlay sets `network_mode: none` on the main service, which holds it to
-nothing, the gateway included. Agents installed in the sandbox call the gateway from inside it; Harbor's allowlist
-on podman needs its egress sidecar image from Docker Hub, which these hosts cannot pull, so for them the limit is
-not enforced here and each trial records that.
+network at all: on podman a compose overlay sets `network_mode: none` on the main service. Agents installed in the
+sandbox call the gateway from inside it: on a local engine (podman, docker) the adapter's `run_trial` gives their
+sandbox no network but a relay to the gateway (the adapter's `agent_capabilities` says so per agent); Harbor's own
+allowlist would need its egress sidecar image from Docker Hub, which these hosts cannot pull. Elsewhere the limit is
+not enforced by SelfBench yet, and each trial records that.
 """
 
 from __future__ import annotations
@@ -44,10 +45,12 @@ def network_plan(*, sandbox_id: str, agent: str) -> NetworkPlan:
             "none: the sandbox has no network (the agent's model calls come from the worker, through the gateway)",
             {"extra_docker_compose": [_no_network_overlay()]},
         )
-    if sandbox_id == "podman":
+    from selfbench.harbor_adapter import agent_capabilities
+
+    capability = agent_capabilities(sandbox_id).get(agent)
+    if capability is not None and capability.gateway_only_network:
         return NetworkPlan(
-            False,
-            "public: not enforced (podman here cannot run Harbor's egress sidecar, whose image is on Docker Hub)",
+            True, "gateway only: the sandbox has no network but a relay to the gateway (held by the adapter)"
         )
     return NetworkPlan(False, f"public: not enforced by SelfBench on {sandbox_id} yet")
 

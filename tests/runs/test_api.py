@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 from apps.runs.configurations import EnvironmentSnapshot, HarnessSnapshot, SubagentChoice
 from apps.runs.models import Comparison, Evaluation, Trial, TrialArtifact, TrialStatus
 from apps.tasks.models import TaskState
+from selfbench import harbor_adapter
 from tests.factories import make_workspace
 from tests.runs.conftest import Setup
 from tests.runs.factories import greeting_files, make_approved_task, make_credential, make_task
@@ -38,7 +39,11 @@ def test_catalog_lists_models_sandboxes_and_harness_options(api: APIClient, setu
     podman = next(s for s in data["sandboxes"] if s["id"] == "podman")
     assert podman["available"] is True
     assert podman["networkEnforced"]["terminus-2"] is True
-    assert podman["networkEnforced"]["claude-code"] is False
+    # Installed agents are held to the gateway when the adapter runs them from the local toolchain (with a relay);
+    # muse-code cannot run here at all, so nothing holds it.
+    capabilities = harbor_adapter.agent_capabilities("podman")
+    assert podman["networkEnforced"]["claude-code"] is capabilities["claude-code"].gateway_only_network
+    assert podman["networkEnforced"]["muse-code"] is False
     assert set(data["harnessOptions"]) == {"pi", "codex", "claude-code", "mini-swe-agent", "terminus-2", "muse-code"}
     assert "reasoning_effort" in data["harnessOptions"]["codex"]["properties"]
 
