@@ -18,6 +18,11 @@ from apps.gateway.server import application as gateway_application  # noqa: E402
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] == "http" and scope["path"].startswith("/gateway/"):
         await gateway_application(scope, receive, send)
+    elif scope["type"] == "websocket":
+        # Nothing here speaks WebSocket. Some agents (codex) try a Responses WebSocket first and fall back to HTTP:
+        # refuse the handshake cleanly (403) instead of letting Django raise and log a traceback.
+        await receive()
+        await send({"type": "websocket.close", "code": 1008})
     elif scope["type"] == "lifespan":
         # Django has no lifespan support; the gateway uses shutdown to close its client and flush the ledger.
         await gateway_application.lifespan(scope, receive, send)
