@@ -187,7 +187,16 @@ def test_a_storage_race_while_building_is_infrastructure_not_a_broken_dockerfile
 
 
 def test_the_stale_work_janitor_is_scheduled() -> None:
+    # Run the data migration's function itself: a transactional test earlier in the same worker flushes every table,
+    # migration data included, so the row may be gone by now even though the migration created it.
+    from importlib import import_module
+
+    from django.apps import apps as django_apps
     from django_q.models import Schedule
 
+    migration = import_module("apps.tasks.migrations.0002_recover_stale_schedule")
+    Schedule.objects.filter(name="tasks-recover-stale").delete()
+    migration.create(django_apps, None)
+    migration.create(django_apps, None)  # idempotent
     schedule = Schedule.objects.get(name="tasks-recover-stale")
     assert schedule.func == "apps.tasks.jobs.tasks_recover_stale" and schedule.minutes == 10
