@@ -13,6 +13,8 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${VENV:-$ROOT/.venv}"
+# Absolute, so the podman-compose link made below works from any directory.
+if [ -d "$VENV" ]; then VENV="$(cd "$VENV" && pwd)"; fi
 BASE_IMAGE="${BASE_IMAGE:-localhost/selfbench-base:bookworm}"
 APP_BASE_IMAGE="${APP_BASE_IMAGE:-localhost/selfbench-app-base:trixie}"
 APP_IMAGE="${APP_IMAGE:-localhost/selfbench:latest}"
