@@ -20,6 +20,8 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
+from collections.abc import Coroutine
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -487,7 +489,7 @@ def run_trial(
             # A retried job reuses its trial name; Harbor would mix the old run's files (verifier output,
             # command output) into the new one, so start from an empty directory.
             shutil.rmtree(trial_dir)
-        result = asyncio.run(_create_and_run(config, relay=plan))
+        result = _run_to_completion(_create_and_run(config, relay=plan))
     finally:
         if plan is not None:
             shutil.rmtree(plan.workdir, ignore_errors=True)
@@ -495,6 +497,33 @@ def run_trial(
 
 
 # --- internals ------------------------------------------------------------------------------------
+
+
+def _run_to_completion[T](coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` on a fresh event loop, even when the calling thread already has one running.
+
+    ``run_trial`` is synchronous; its callers are jobs, management commands and tests, but a caller inside an event
+    loop (an async view, a test process where Playwright's sync API keeps a loop running) must not break it, so
+    then the trial's loop gets a thread of its own and this one waits for it.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = asyncio.run(coro)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    runner = threading.Thread(target=target, name="harbor-trial", daemon=True)
+    runner.start()
+    runner.join()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
 
 
 def _agent_class(name: str) -> Any:
