@@ -3,8 +3,9 @@
 Environment: SELFBENCH_API_URL (default http://127.0.0.1:8000), SELFBENCH_API_TOKEN (an `sbk_` API key) and
 SELFBENCH_WORKSPACE (the workspace slug; or --workspace).
 
-    self-bench grant create --task 12 --task 13 [--ttl 3h] [--note …]   registry credentials for those task images
-    self-bench grant status|cancel GRANT_ID · self-bench grant list      (also as `self-bench status|cancel|list`)
+    self-bench grant create --task 12 --task 13 [--ttl 3h] [--note …] [--wait]   registry credentials for those
+        task images (returns at once while the images are built; --wait polls until the grant is ready)
+    self-bench grant status GRANT_ID [--wait] · grant cancel GRANT_ID · grant list   (also `self-bench status|…`)
     self-bench export create (--repository N | --task N …)              an archive; prints its SHA-256 and a warning
     self-bench download EXPORT_ID [-o FILE]                             verifies the SHA-256, writes create-only
 """
@@ -20,6 +21,7 @@ import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
+from time import monotonic, sleep
 from typing import Any, NoReturn
 
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -86,8 +88,45 @@ def _print(args: argparse.Namespace, data: Any, lines: list[str]) -> None:
 
 def _grant_lines(g: dict[str, Any]) -> list[str]:
     lines = [f"grant {g['id']}  {g['status']}  expires {g['expiresAt']}" + (f"  ({g['note']})" if g["note"] else "")]
-    lines += [f"  task {i['taskId']}: {i['repository']}@{i['digest']}" for i in g["images"]]
+    lines += [f"  task {i['taskId']}: {i['repository']}@{i['digest'] or '(building)'}" for i in g["images"]]
+    if g.get("failureReason"):
+        lines.append(f"  failed: {g['failureReason']}")
     return lines
+
+
+def _pull_lines(g: dict[str, Any]) -> list[str]:
+    return ["pull:", *[f"  {ref}" for ref in g["pull"]]] if g.get("pull") else []
+
+
+def _credential_lines(g: dict[str, Any]) -> list[str]:
+    return [
+        f"registry: {g['registry']}",
+        f"username: {g['username']}",
+        f"password: {g['password']}",
+        "The password is shown once; anyone holding it can pull these images until the grant expires or is cancelled.",
+    ]
+
+
+def wait_for_grant(api: Api, grant_id: str, *, timeout: float, interval: float) -> dict[str, Any]:
+    """Poll the grant until its images are no longer building (or it is cancelled or expired), or the timeout."""
+    deadline = monotonic() + timeout
+    while True:
+        g: dict[str, Any] = api.json("GET", f"registry-grants/{grant_id}")
+        if g["status"] != "building" or monotonic() >= deadline:
+            return g
+        sleep(max(0.0, min(interval, deadline - monotonic())))
+
+
+def _check_ready(g: dict[str, Any], timeout: float) -> None:
+    if g["status"] == "building":
+        raise CliError(
+            f"grant {g['id']} is still building after {timeout:g} s; wait again with: self-bench grant status "
+            f"{g['id']} --wait"
+        )
+    if g["status"] == "failed":
+        raise CliError(f"grant {g['id']} failed: {g['failureReason']}")
+    if g["status"] != "active":
+        raise CliError(f"grant {g['id']} is {g['status']}")
 
 
 def grant_create(api: Api, args: argparse.Namespace) -> None:
@@ -95,21 +134,30 @@ def grant_create(api: Api, args: argparse.Namespace) -> None:
     if args.ttl is not None:
         body["ttlSeconds"] = args.ttl
     g = api.json("POST", "registry-grants", body)
-    lines = [
-        *_grant_lines(g),
-        f"registry: {g['registry']}",
-        f"username: {g['username']}",
-        f"password: {g['password']}",
-        "pull:",
-        *[f"  {ref}" for ref in g["pull"]],
-        "The password is shown once; anyone holding it can pull these images until the grant expires or is cancelled.",
-    ]
-    _print(args, g, lines)
+    credentials = {k: g[k] for k in ("registry", "username", "password")}
+    if not args.wait:
+        hint = f"Its images are being built; pull references appear with: self-bench grant status {g['id']} --wait"
+        _print(args, g, [*_grant_lines(g), *_credential_lines(g), *([] if g["pull"] else [hint]), *_pull_lines(g)])
+        return
+    if not args.json:
+        # The credentials first: they are shown once, whatever happens to the wait (timeout, failure, Ctrl-C).
+        print("\n".join([*_grant_lines(g), *_credential_lines(g), "waiting for the images to be built…"]), flush=True)
+    final = {**wait_for_grant(api, g["id"], timeout=args.timeout, interval=args.interval), **credentials}
+    if args.json:
+        print(json.dumps(final, indent=1))
+    _check_ready(final, args.timeout)
+    if not args.json:
+        print("\n".join([*_grant_lines(final), *_pull_lines(final)]))
 
 
 def grant_status(api: Api, args: argparse.Namespace) -> None:
-    g = api.json("GET", f"registry-grants/{args.id}")
-    _print(args, g, _grant_lines(g))
+    if args.wait:
+        g = wait_for_grant(api, args.id, timeout=args.timeout, interval=args.interval)
+    else:
+        g = api.json("GET", f"registry-grants/{args.id}")
+    _print(args, g, [*_grant_lines(g), *_pull_lines(g)])
+    if args.wait:
+        _check_ready(g, args.timeout)
 
 
 def grant_list(api: Api, args: argparse.Namespace) -> None:
@@ -161,6 +209,12 @@ def download(api: Api, args: argparse.Namespace) -> None:
     _print(args, {**meta, "path": str(dest)}, [f"{dest}: sha256 {expected} verified"])
 
 
+def _wait_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--wait", action="store_true", help="poll until the images are built (exit 1 unless ready)")
+    p.add_argument("--timeout", type=parse_ttl, default=1800, help="how long --wait polls, e.g. 30m (the default)")
+    p.add_argument("--interval", type=float, default=2.0, help=argparse.SUPPRESS)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="self-bench", description="SelfBench registry grants and task exports.")
     p.add_argument("--workspace", default=os.environ.get("SELFBENCH_WORKSPACE", ""), help="workspace slug")
@@ -172,11 +226,14 @@ def parser() -> argparse.ArgumentParser:
     create.add_argument("--task", type=int, action="append", required=True, help="an approved task id (repeat)")
     create.add_argument("--ttl", type=parse_ttl, default=None, help="lifetime, e.g. 3h (the default)")
     create.add_argument("--note", default="")
+    _wait_options(create)
     create.set_defaults(run=grant_create)
     for name, fn, helptext in (("status", grant_status, "show a grant"), ("cancel", grant_cancel, "cancel a grant")):
         for where in (grant, sub):
             c = where.add_parser(name, help=helptext)
             c.add_argument("id")
+            if fn is grant_status:
+                _wait_options(c)
             c.set_defaults(run=fn)
     for where in (grant, sub):
         where.add_parser("list", help="list grants").set_defaults(run=grant_list)

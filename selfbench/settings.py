@@ -275,6 +275,9 @@ REGISTRY_GRANT_TTL_SECONDS = env_int("REGISTRY_GRANT_TTL_SECONDS", 3 * 3600)
 REGISTRY_GRANT_MAX_TTL_SECONDS = env_int("REGISTRY_GRANT_MAX_TTL_SECONDS", 7 * 24 * 3600)
 REGISTRY_GRANT_KEY = env_str("REGISTRY_GRANT_KEY")
 REGISTRY_BUILD_TIMEOUT_SECONDS = env_int("REGISTRY_BUILD_TIMEOUT_SECONDS", 900)
+# A grant build claimed longer ago than this is lost (its worker died) and a retried job may take it over; the default
+# is the worker's job timeout, after which django-q2 has killed the job anyway.
+REGISTRY_GRANT_BUILD_STALE_SECONDS = env_int("REGISTRY_GRANT_BUILD_STALE_SECONDS", env_int("Q_TIMEOUT", 3 * 3600))
 
 # Tasks: how many times the determinism gate reruns the selected tests after the oracle (N >= 1).
 TASKS_DETERMINISM_RUNS = env_int("TASKS_DETERMINISM_RUNS", 3)

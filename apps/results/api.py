@@ -10,6 +10,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 from django.http import FileResponse, Http404, HttpResponse
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.permissions import AllowAny
@@ -248,13 +249,21 @@ class ExportDownloadApi(APIView):
 # --- registry grants ------------------------------------------------------------------------------------------------
 
 
+def _grant_output(request: Request, grant: RegistryGrant) -> dict[str, Any]:
+    """The grant, the registry host and, once it is ready, the pull references by digest."""
+    data = dict(serializers.GrantOutput(grant).data)
+    data["registry"] = request.build_absolute_uri("/v2/").removesuffix("/v2/").split("://", 1)[-1]
+    data["pull"] = [f"{data['registry']}/{i['repository']}@{i['digest']}" for i in data["images"] if i["digest"]]
+    return data
+
+
 class GrantListCreateApi(APIView):
     @extend_schema(responses=serializers.GrantOutput(many=True), operation_id="grants_list")
     def get(self, request: Request, slug: str) -> Response:
         rows = RegistryGrant.objects.filter(workspace=workspace_of(request))[:200]
         return Response(serializers.GrantOutput(rows, many=True).data)
 
-    @extend_schema(request=serializers.GrantInput, responses={201: OpenApiTypes.OBJECT}, operation_id="grants_create")
+    @extend_schema(request=serializers.GrantInput, responses={202: OpenApiTypes.OBJECT}, operation_id="grants_create")
     def post(self, request: Request, slug: str) -> Response:
         f = _valid(serializers.GrantInput, request.data)
         grant, token = services.grant_create(
@@ -264,19 +273,18 @@ class GrantListCreateApi(APIView):
             note=f["note"],
             by=_person(request),
         )
-        data = dict(serializers.GrantOutput(grant).data)
-        data["registry"] = request.build_absolute_uri("/v2/").removesuffix("/v2/").split("://", 1)[-1]
+        data = _grant_output(request, grant)
         data["username"] = "selfbench"
         data["password"] = token
-        data["pull"] = [f"{data['registry']}/{i['repository']}@{i['digest']}" for i in data["images"]]
-        return Response(data, status=201)
+        location = reverse("results-api:grant", kwargs={"slug": slug, "grant_id": grant.uuid})
+        return Response(data, status=202, headers={"Location": location})
 
 
 class GrantDetailApi(APIView):
-    @extend_schema(responses=serializers.GrantOutput, operation_id="grants_get")
+    @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="grants_get")
     def get(self, request: Request, slug: str, grant_id: str) -> Response:
         grant = services.grant_lookup(workspace=workspace_of(request), grant_id=grant_id)
-        return Response(serializers.GrantOutput(grant).data)
+        return Response(_grant_output(request, grant))
 
 
 class GrantCancelApi(APIView):

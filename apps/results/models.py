@@ -87,12 +87,33 @@ class TaskExport(models.Model):
         return f"export {self.uuid}"
 
 
+class GrantState(models.TextChoices):
+    """Where a grant's images are: being built and saved (the job), all saved with their digests, or not."""
+
+    BUILDING = "building"
+    READY = "ready"
+    FAILED = "failed"
+
+
 class RegistryGrant(models.Model):
-    """Lets one holder pull specific task images by digest until `expires_at` (HMAC-signed token; cancellable)."""
+    """Lets one holder pull specific task images by digest until `expires_at` (HMAC-signed token; cancellable).
+    Created `building`; the build job saves the images and sets every digest and `ready` in one write, so a grant
+    is never half ready. Only a ready grant pulls anything."""
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="registry_grants")
-    images = models.JSONField(default=list, help_text="[{taskId, repository, digest}]: the images it may pull.")
+    images = models.JSONField(
+        default=list,
+        help_text='[{taskId, repository, versionId, contentHash, digest}]: the images it may pull ("" digest until'
+        " ready).",
+    )
+    state = models.CharField(max_length=16, choices=GrantState.choices, default=GrantState.BUILDING)
+    failure_reason = models.TextField(blank=True)
+    build_attempts = models.PositiveIntegerField(default=0)
+    build_started_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the current build claim was taken (a claim this old is lost)."
+    )
+    ready_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField()
     note = models.CharField(max_length=200, blank=True)
     created_by = models.ForeignKey(
@@ -103,15 +124,31 @@ class RegistryGrant(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(state__in=GrantState.values), name="results_grant_state_valid"),
+            models.CheckConstraint(
+                condition=~models.Q(state=GrantState.READY) | models.Q(ready_at__isnull=False),
+                name="results_grant_ready_has_ready_at",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(state=GrantState.FAILED) | ~models.Q(failure_reason=""),
+                name="results_grant_failed_has_reason",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"grant {self.uuid}"
 
     @property
     def status(self) -> str:
+        """cancelled, failed, expired, building, or active (ready and usable now)."""
         if self.cancelled_at is not None:
             return "cancelled"
-        return "expired" if self.expires_at <= timezone.now() else "active"
+        if self.state == GrantState.FAILED:
+            return "failed"
+        if self.expires_at <= timezone.now():
+            return "expired"
+        return "building" if self.state == GrantState.BUILDING else "active"
 
 
 class LatestResult(models.Model):

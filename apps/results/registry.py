@@ -1,8 +1,9 @@
-"""Registry grants: HMAC-signed tokens listing task images by digest, and the OCI image layouts they point at.
+"""Registry grants: HMAC-signed tokens naming a grant and its task images, and the OCI image layouts they point at.
 
 A task's image is built with podman from its version's `environment/` and saved once as an OCI image layout
 (`podman save --format oci-dir`) under MEDIA_ROOT/registry/<content hash>/; the layout's manifest digest is what a
-grant lists. The read-only registry (`registry_api.py`) serves manifests and blobs straight from these layouts.
+ready grant lists. The build job (`services.grant_build`) does this, never the request that creates the grant. The
+read-only registry (`registry_api.py`) serves manifests and blobs straight from these layouts.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from django.conf import settings
 from django.core import signing
 from django.utils import timezone
 
-from apps.results.models import RegistryGrant
+from apps.results.models import GrantState, RegistryGrant
 from apps.tasks.models import TaskVersion
 
 SALT = "selfbench.registry-grant"
@@ -45,17 +46,20 @@ def _key() -> str:
 
 
 def sign_grant(grant: RegistryGrant) -> str:
-    """The grant as a token: its id, images (name@digest) and expiry, HMAC-SHA256 signed."""
+    """The grant as a token: its id, the image repositories it lists and its expiry, HMAC-SHA256 signed. The token is
+    issued when the grant is created, before its images are built: the digests it pulls are the grant row's, which
+    the build job sets once every image is saved."""
     payload = {
         "g": str(grant.uuid),
-        "i": [f"{img['repository']}@{img['digest']}" for img in grant.images],
+        "i": [img["repository"] for img in grant.images],
         "exp": int(grant.expires_at.timestamp()),
     }
     return signing.dumps(payload, key=_key(), salt=SALT, compress=True)
 
 
 def verify_grant(token: str) -> RegistryGrant:
-    """The grant of a valid token (its images are the grant row's); GrantInvalid otherwise. One query."""
+    """The grant of a valid token (its images are the grant row's); GrantInvalid otherwise, also while the grant is
+    still building or when its build failed. One query."""
     try:
         payload: dict[str, Any] = signing.loads(token, key=_key(), salt=SALT)
     except signing.BadSignature as exc:
@@ -66,6 +70,14 @@ def verify_grant(token: str) -> RegistryGrant:
     grant = RegistryGrant.objects.filter(uuid=str(payload.get("g", ""))).first()
     if grant is None or grant.cancelled_at is not None or grant.expires_at <= now:
         raise GrantInvalid("cancelled or unknown")
+    # Tokens issued before grants were built by a job listed name@digest; the names are what both kinds sign.
+    signed = {str(ref).split("@", 1)[0] for ref in payload.get("i", [])}
+    if signed != {img["repository"] for img in grant.images}:
+        raise GrantInvalid("the token lists other images than the grant")
+    if grant.state == GrantState.BUILDING:
+        raise GrantInvalid("its images are still being built; wait until the grant is ready")
+    if grant.state != GrantState.READY:
+        raise GrantInvalid(f"its images could not be built: {grant.failure_reason}")
     return grant
 
 

@@ -151,9 +151,14 @@ class GrantOutput(serializers.Serializer):  # type: ignore[type-arg]
     images = serializers.SerializerMethodField()
     expiresAt = serializers.DateTimeField(source="expires_at")
     cancelledAt = serializers.DateTimeField(source="cancelled_at", allow_null=True)
-    status = serializers.CharField()
+    status = serializers.CharField(help_text="building, active (ready and usable), failed, expired or cancelled.")
+    state = serializers.CharField(help_text="The images: building, ready (every digest set) or failed.")
+    failureReason = serializers.CharField(source="failure_reason")
+    readyAt = serializers.DateTimeField(source="ready_at", allow_null=True)
     note = serializers.CharField()
     createdAt = serializers.DateTimeField(source="created_at")
 
     def get_images(self, obj: RegistryGrant) -> list[dict[str, Any]]:
-        return [{"taskId": i["taskId"], "repository": i["repository"], "digest": i["digest"]} for i in obj.images]
+        return [
+            {"taskId": i["taskId"], "repository": i["repository"], "digest": i["digest"] or None} for i in obj.images
+        ]

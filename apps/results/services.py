@@ -1,23 +1,25 @@
-"""Writes of the results app: publish and withdraw releases, create task exports, create and cancel registry grants."""
+"""Writes of the results app: publish and withdraw releases, create task exports, create, build (the job) and cancel
+registry grants."""
 
 from __future__ import annotations
 
 import hashlib
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from apps.accounts.models import Workspace
 from apps.repositories.models import Repository, RepositoryKind
-from apps.results import registry, releases
-from apps.results.models import RegistryGrant, Release, ReleaseWithdrawal, TaskExport
+from apps.results import jobs, registry, releases
+from apps.results.models import GrantState, RegistryGrant, Release, ReleaseWithdrawal, TaskExport
 from apps.tasks import export
-from apps.tasks.models import Task, TaskState
+from apps.tasks.models import Task, TaskState, TaskVersion
 from selfbench.errors import Conflict, InvalidInput, NotFound
 
 
@@ -140,9 +142,10 @@ def export_create(
 def grant_create(
     *, workspace: Workspace, task_ids: list[int], ttl_seconds: int | None = None, note: str = "", by: Any = None
 ) -> tuple[RegistryGrant, str]:
-    """Grant pulling these approved tasks' images by digest until the expiry (default REGISTRY_GRANT_TTL_SECONDS).
-    Saves each task image as an OCI layout first if it is not saved yet (podman build + save; slow the first time).
-    Returns the grant and its token (the registry password; shown once)."""
+    """Create a `building` grant for these approved tasks' images (each pinned to the task's current version) that
+    expires after the TTL (default REGISTRY_GRANT_TTL_SECONDS), and schedule the build job after commit; nothing is
+    built here. Returns the grant and its token (the registry password, shown once; it pulls once the grant is
+    ready)."""
     ttl = settings.REGISTRY_GRANT_TTL_SECONDS if ttl_seconds is None else ttl_seconds
     if not 60 <= ttl <= settings.REGISTRY_GRANT_MAX_TTL_SECONDS:
         raise InvalidInput(f"ttlSeconds must lie in 60..{settings.REGISTRY_GRANT_MAX_TTL_SECONDS}")
@@ -160,23 +163,77 @@ def grant_create(
     images = []
     for task in tasks:
         assert task.version is not None
-        layout = registry.ensure_layout(task.version)
         images.append(
             {
                 "taskId": task.pk,
                 "repository": registry.repository_name(task.pk),
-                "digest": layout.digest,
+                "versionId": task.version.pk,
                 "contentHash": task.version.content_hash,
+                "digest": "",
             }
         )
     grant = RegistryGrant.objects.create(
         workspace=workspace,
         images=images,
+        state=GrantState.BUILDING,
         expires_at=timezone.now() + timedelta(seconds=ttl),
         note=note,
         created_by=_user(by),
     )
+    transaction.on_commit(lambda: jobs.enqueue_grant_build(grant.pk))
     return grant, registry.sign_grant(grant)
+
+
+def grant_build(*, grant: RegistryGrant) -> RegistryGrant:
+    """The build job's work: build and save each of the grant's task images (a saved image is reused, never built
+    again), then set every digest and `ready` in one write, or `failed` with the reason. Safe to retry: a grant that
+    is no longer building, or whose build another worker claimed less than REGISTRY_GRANT_BUILD_STALE_SECONDS ago,
+    is returned unchanged."""
+    claim = timezone.now()
+    lost = claim - timedelta(seconds=settings.REGISTRY_GRANT_BUILD_STALE_SECONDS)
+    claimed = (
+        RegistryGrant.objects.filter(pk=grant.pk, state=GrantState.BUILDING)
+        .filter(Q(build_started_at__isnull=True) | Q(build_started_at__lt=lost))
+        .update(build_started_at=claim, build_attempts=F("build_attempts") + 1)
+    )
+    grant.refresh_from_db()
+    if claimed != 1:
+        return grant
+    if grant.cancelled_at is not None:
+        return _grant_finish(grant, claim=claim, failure="cancelled before its images were built")
+    if grant.expires_at <= claim:
+        return _grant_finish(grant, claim=claim, failure="expired before its images were built")
+    versions = TaskVersion.objects.in_bulk([img["versionId"] for img in grant.images])
+    built: list[dict[str, Any]] = []
+    for img in grant.images:
+        version = versions.get(img["versionId"])
+        try:
+            if version is None:
+                raise registry.ImageError("its task version no longer exists")
+            layout = registry.ensure_layout(version)
+        except (registry.ImageError, OSError) as exc:
+            return _grant_finish(grant, claim=claim, failure=f"task {img['taskId']}: {exc}")
+        except Exception as exc:
+            # Recorded before re-raising, so the grant does not stay `building` while django-q2 logs the traceback.
+            _grant_finish(grant, claim=claim, failure=f"task {img['taskId']}: internal error: {exc!r}")
+            raise
+        built.append({**img, "digest": layout.digest})
+    return _grant_finish(grant, claim=claim, images=built)
+
+
+def _grant_finish(
+    grant: RegistryGrant, *, claim: datetime, images: list[dict[str, Any]] | None = None, failure: str = ""
+) -> RegistryGrant:
+    """Ready with these images, or failed with the reason, in one write; only while this build still holds its claim
+    (a worker whose claim was taken over changes nothing)."""
+    fields: dict[str, Any] = (
+        {"state": GrantState.FAILED, "failure_reason": failure[:2000]}
+        if failure
+        else {"state": GrantState.READY, "images": images, "ready_at": timezone.now(), "failure_reason": ""}
+    )
+    RegistryGrant.objects.filter(pk=grant.pk, state=GrantState.BUILDING, build_started_at=claim).update(**fields)
+    grant.refresh_from_db()
+    return grant
 
 
 def grant_cancel(*, grant: RegistryGrant) -> RegistryGrant:
