@@ -203,6 +203,17 @@ CANDIDATE_TERMINAL = (
     CandidateState.CANCELLED,
 )
 
+# Stages a candidate still moves through after discovery (the workers push it on); every other state is settled:
+# a person decides (awaiting approval) or it has ended. A batch page polls while any candidate is in one of these.
+CANDIDATE_MOVING = (
+    CandidateState.PROPOSED,
+    CandidateState.AUTHORING,
+    CandidateState.VERIFYING,
+    CandidateState.IN_REVIEW,
+)
+# The pipeline a batch page always counts, zeros included; the other states are listed when they occur.
+CANDIDATE_PIPELINE = (*CANDIDATE_MOVING, CandidateState.AWAITING_APPROVAL, CandidateState.APPROVED)
+
 # Which stage may follow which. Review can send a task back to authoring, and verify failures loop to authoring.
 CANDIDATE_TRANSITIONS: dict[str, frozenset[str]] = {
     CandidateState.PROPOSED: frozenset({"authoring", "skipped", "failed", "infrastructure_failed", "cancelled"}),

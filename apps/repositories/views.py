@@ -16,16 +16,22 @@ from django_htmx.http import HttpResponseStopPolling
 
 from apps.accounts.pages import WorkspaceRequest, current_user, go_to, workspace_page
 from apps.repositories import forms, queries, services
-from apps.repositories.models import Batch, BatchStatus, CandidateState, Repository
+from apps.repositories.models import CANDIDATE_PIPELINE, Batch, BatchStatus, CandidateState, Repository
 from selfbench.errors import DomainError
 
 
 def _with_stages(batches: Iterable[Batch]) -> list[Batch]:
-    """Candidate counts per stage, in pipeline order with their labels, for display (one query for all batches)."""
+    """Candidate counts per stage, in pipeline order with their labels, for display (one query for all batches):
+    `stages` lists the states that occur; `pipeline` also has authoring, gates, review and approval at zero."""
     rows = queries.with_stage_counts(batches)
     for batch in rows:
         counts: dict[str, int] = batch.stage_counts  # type: ignore[attr-defined]
         batch.stages = [(value, label, counts[value]) for value, label in CandidateState.choices if value in counts]  # type: ignore[attr-defined]
+        batch.pipeline = [  # type: ignore[attr-defined]
+            (value, label, counts.get(value, 0))
+            for value, label in CandidateState.choices
+            if value in counts or value in CANDIDATE_PIPELINE
+        ]
         batch.candidate_total = sum(counts.values())  # type: ignore[attr-defined]
     return rows
 
@@ -148,10 +154,11 @@ def batch_detail(request: WorkspaceRequest, batch_id: int) -> HttpResponse:
 @require_GET
 @workspace_page
 def batch_progress(request: WorkspaceRequest, batch_id: int) -> HttpResponse:
-    """The live part of the batch page. Once the batch has ended, htmx gets the last state and stops polling."""
+    """The live part of the batch page. It polls while discovery runs or any candidate still moves through authoring,
+    gates or review; once everything has settled, htmx gets the last state and stops polling."""
     batch = _batch(request, batch_id)
     html = render_to_string("repositories/partials/batch_progress.html", _progress_context(batch), request=request)
-    if request.htmx and not batch.is_active:
+    if request.htmx and not batch.is_live:  # type: ignore[attr-defined]
         return HttpResponseStopPolling(html)
     return HttpResponse(html)
 

@@ -1,4 +1,5 @@
-"""A person connects a local git repository, starts a batch and watches its progress change without reloading."""
+"""A person connects a local git repository, starts a batch and watches its progress change without reloading, through
+discovery and then authoring and review, until every candidate has settled."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import pytest
 from django.db import connection
 from playwright.sync_api import Page, expect
 
-from apps.repositories import jobs
+from apps.repositories import jobs, services
+from apps.repositories.models import Candidate, CandidateState
 from tests.browser.conftest import login, screenshot
 from tests.doubles.git_repos import GitRepoBuilder
 from tests.factories import PASSWORD, make_user, make_workspace
@@ -68,16 +70,35 @@ def test_connect_a_local_repository_start_a_batch_and_watch_it_finish(
     expect(page.get_by_role("button", name="Cancel batch")).to_be_visible()
     url_before = page.url
 
-    # The worker runs; the fragment's 2 s poll brings the result in without a reload, then stops polling.
+    # The worker runs; the fragment's 2 s poll brings the result in without a reload. Discovery is over, but the
+    # proposed candidates still wait for authoring, so the page keeps polling.
     expect(status).to_have_text("Candidates proposed", timeout=20_000)
     assert page.url == url_before
-    expect(page.get_by_role("link", name="Refresh")).to_have_count(0)
     expect(page.get_by_role("button", name="Cancel batch")).to_have_count(0)
     expect(page.get_by_test_id("listed")).to_have_text("3")
     candidates = page.locator("table.candidates")
     expect(candidates.get_by_role("cell", name="Add parser")).to_be_visible()
     expect(candidates.get_by_role("cell", name="below easy", exact=False)).to_be_visible()
+    expect(page.get_by_role("link", name="Refresh")).to_have_count(1)
+    expect(page.get_by_test_id("moving")).to_have_text("2 candidates still in authoring, gates or review")
     screenshot(page, "batch")
+
+    # Authoring and review move the candidates on (as the workers would); the page follows them, then stops polling.
+    proposed = list(Candidate.objects.filter(state=CandidateState.PROPOSED).order_by("pk"))
+    assert len(proposed) == 2
+    for candidate in proposed:
+        services.candidate_set_state(candidate=candidate, state=CandidateState.AUTHORING)
+    expect(page.get_by_test_id("stage-authoring")).to_contain_text("2")
+    services.candidate_set_state(candidate=proposed[0], state=CandidateState.IN_REVIEW, reason="submitted")
+    expect(page.get_by_test_id("stage-in_review")).to_contain_text("1")
+    expect(page.get_by_role("link", name="Refresh")).to_have_count(1)
+    services.candidate_set_state(candidate=proposed[0], state=CandidateState.AWAITING_APPROVAL, reason="accepted")
+    services.candidate_set_state(candidate=proposed[1], state=CandidateState.FAILED, reason="oracle gate: fails")
+    expect(page.get_by_test_id("stage-awaiting_approval")).to_contain_text("1")
+    expect(page.get_by_test_id("stage-failed")).to_contain_text("1")
+    expect(page.get_by_role("link", name="Refresh")).to_have_count(0)
+    expect(page.get_by_test_id("moving")).to_have_count(0)
+    assert page.url == url_before
 
     page.get_by_role("navigation", name="Workspace").get_by_role("link", name="Batches").click()
     page.get_by_role("link", name="Candidates proposed").click()

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from apps.accounts.models import Credential, Workspace
 from apps.repositories import services
-from apps.repositories.models import Batch, BatchKind, BatchStatus, Repository
+from apps.repositories.models import Batch, BatchKind, BatchStatus, Candidate, PullRequest, Repository
+from apps.tasks import services as task_services
+from apps.tasks.models import Task, TaskState
 from tests.doubles.git_repos import GitRepoBuilder
 from tests.doubles.github_api import FakeRepo
 from tests.factories import make_workspace
@@ -158,7 +162,8 @@ def test_batch_page_lists_candidates_per_stage_with_tier_and_reason(
     page = r.content.decode()
     assert "Candidates proposed" in page and "Proposed <span" in page and "Skipped <span" in page
     assert "#1" in page and "Add parser" in page and "hard" in page and "below easy" in page
-    assert 'hx-trigger="every 2s"' not in page  # it has ended: nothing polls
+    # Discovery has ended, but the proposed candidates wait for authoring: the page keeps polling.
+    assert 'hx-trigger="every 2s"' in page and "Cancel batch" not in page
 
 
 def test_progress_fragment_polls_while_active_and_stops_when_the_batch_ends(
@@ -176,6 +181,76 @@ def test_progress_fragment_polls_while_active_and_stops_when_the_batch_ends(
     r = client.get(url, **HX)
     assert r.status_code == 286  # htmx swaps in the final state and stops polling
     assert "Cancelled" in r.content.decode() and 'hx-trigger="every 2s"' not in r.content.decode()
+    assert client.get(url).status_code == 200
+
+
+def _settled_discovery_with_tasks(workspace: Workspace, repository: Repository, n: int) -> tuple[Batch, list[Task]]:
+    """A batch whose discovery has ended with `n` candidates, each with its task (as authoring starts them)."""
+    batch = services.batch_create(repository=repository, easy=n)
+    Batch.objects.filter(pk=batch.pk).update(status=BatchStatus.PROPOSED, finished_at=timezone.now())
+    tasks = []
+    for number in range(1, n + 1):
+        pr = PullRequest.objects.create(
+            repository=repository, number=number, title=f"PR {number}", merged_at=timezone.now(), base_sha="a" * 40
+        )
+        candidate = Candidate.objects.create(batch=batch, pull_request=pr, tier="easy")
+        tasks.append(
+            Task.objects.create(
+                workspace=workspace,
+                candidate=candidate,
+                repository=repository,
+                batch=batch,
+                source_path="/nonexistent",
+                base_sha="a" * 40,
+                head_sha="b" * 40,
+                title=pr.title,
+            )
+        )
+    return batch, tasks
+
+
+def test_progress_keeps_polling_through_authoring_and_review_and_stops_when_all_have_settled(
+    client: Client, workspace: Workspace, git_repo: GitRepoBuilder
+) -> None:
+    batch, (first, second) = _settled_discovery_with_tasks(workspace, _local(workspace, git_repo), 2)
+    url = reverse("repositories:batch_progress", args=[workspace.slug, batch.pk])
+    page_url = reverse("repositories:batch", args=[workspace.slug, batch.pk])
+
+    def poll() -> tuple[int, str]:
+        r = client.get(url, **HX)
+        return r.status_code, r.content.decode()
+
+    task_services.task_set_state(task=first, state=TaskState.AUTHORING)
+    task_services.task_set_state(task=second, state=TaskState.AUTHORING)
+    status, html = poll()
+    assert status == 200 and 'hx-trigger="every 2s"' in html and "<html" not in html
+    # Every hx-get is also a link: without JavaScript the poller is a reload of the whole page.
+    pollers = re.findall(r"<[^>]*\bhx-get=[^>]*>", html)
+    assert len(pollers) == 1 and pollers[0].startswith("<a ") and f'href="{page_url}"' in pollers[0]
+    assert "Candidates proposed" in html and "2 candidates still in authoring, gates or review" in html
+    assert re.search(r'data-testid="stage-authoring"><td>Authoring</td><td>2</td>', html)
+    assert re.search(r'data-testid="stage-in_review"><td>In review</td><td>0</td>', html)
+
+    task_services.task_set_state(task=first, state=TaskState.IN_REVIEW, reason="submitted")
+    task_services.task_set_state(task=second, state=TaskState.VERIFYING)
+    status, html = poll()
+    assert status == 200 and 'hx-trigger="every 2s"' in html
+    assert re.search(r'data-testid="stage-in_review"><td>In review</td><td>1</td>', html)
+    assert re.search(r'data-testid="stage-verifying"><td>Verifying</td><td>1</td>', html)
+
+    task_services.task_set_state(task=first, state=TaskState.AWAITING_APPROVAL, reason="accepted by the reviewer")
+    status, html = poll()
+    assert status == 200 and 'hx-trigger="every 2s"' in html and "1 candidate still in" in html
+
+    task_services.task_set_state(task=second, state=TaskState.FAILED, reason="oracle gate: tests fail")
+    status, html = poll()
+    assert status == 286  # everything has settled: htmx swaps in the last state and stops polling
+    assert 'hx-trigger="every 2s"' not in html and "still in authoring" not in html
+    assert re.search(r'data-testid="stage-awaiting_approval"><td>Awaiting approval</td><td>1</td>', html)
+    assert re.search(r'data-testid="stage-failed"><td>Failed</td><td>1</td>', html)
+    # The whole page agrees, and works without htmx.
+    page = client.get(page_url)
+    assert page.status_code == 200 and 'hx-trigger="every 2s"' not in page.content.decode()
     assert client.get(url).status_code == 200
 
 
