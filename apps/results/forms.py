@@ -59,7 +59,9 @@ class ReleasePublishForm(forms.Form):
     settings = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple, label="Configurations")
     head = forms.CharField(required=False, widget=forms.HiddenInput)
     fingerprint = forms.CharField(max_length=64, widget=forms.HiddenInput)
-    publish_tasks = forms.BooleanField(required=False, initial=False, label="Publish the task list")
+    publish_tasks = forms.BooleanField(
+        required=False, initial=False, label="Publish tasks (instructions; hidden tests and solutions stay private)"
+    )
     publish_results_by_task = forms.BooleanField(required=False, initial=False, label="Publish results by task")
 
     def __init__(self, *args: Any, candidates: list[ConfigurationResult], **kwargs: Any) -> None:

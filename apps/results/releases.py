@@ -19,6 +19,7 @@ from apps.repositories.models import Batch, Repository
 from apps.results import queries, stats
 from apps.results.models import RELEASE_SCHEMA_VERSION, Release
 from apps.results.queries import ConfigurationResult, CountedTasks, Filters
+from apps.tasks.models import Task
 
 
 def current_release(repository: Repository) -> Release | None:
@@ -138,7 +139,8 @@ def release_document(
     publish_results_by_task: bool,
 ) -> dict[str, Any]:
     """The public document (without releaseId / releasedAt, which the row adds): chosen settings over the shared
-    task set, the frontier among them, and — only when asked — tasks and per-task results."""
+    task set, the frontier among them, and — only when asked — the tasks (each with its instruction; never its hidden
+    tests or reference solution) and per-task results."""
     shared = queries.task_set(counted, task_ids)
     results = queries.configuration_results(counted=shared, filters=Filters(baseline_only=True))
     rows = [c for c in (results.get(cid) for cid in chosen) if c is not None]
@@ -170,13 +172,31 @@ def release_document(
             {"taskId": t, "passed": {cid: by_task.get(cid, {}).get(t) for cid in chosen}} for t in task_ids
         ]
     if publish_tasks:
-        document["taskList"] = [
-            {"taskId": pk, "title": title, "pullRequest": pr, "tier": tier, "contentHash": content_hash}
-            for pk, title, pr, tier, content_hash in shared.tasks.order_by("pk").values_list(
-                "pk", "title", "pr_number", "tier", "version__content_hash"
-            )
-        ]
+        document["taskList"] = [_public_task(t) for t in shared.tasks.select_related("version").order_by("pk")]
     return document
+
+
+# What "Publish Tasks" makes public of a released task. Reference §1.5 (older docs) says instructions, tests and
+# solutions; the newer spec (seeds/how-it-works.md "Sharing Tasks") keeps hidden tests and reference solutions private
+# and lets a release make the *tasks* public, so only the task's own statement goes out: never tests/, solution/ or
+# the environment (its repository snapshot and build files).
+PUBLIC_TASK_FILE = "instruction.md"
+
+
+def _public_task(task: Task) -> dict[str, Any]:
+    version = task.version
+    instruction = None
+    if version is not None and (path := version.path / PUBLIC_TASK_FILE).is_file():
+        instruction = path.read_text(errors="replace")
+    return {
+        "taskId": task.pk,
+        "title": task.title,
+        "pullRequest": task.pr_number,
+        "tier": task.tier,
+        "baseSha": task.base_sha or None,
+        "contentHash": version.content_hash if version is not None else None,
+        "instruction": instruction,
+    }
 
 
 def content_hash(document: dict[str, Any]) -> str:

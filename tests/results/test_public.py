@@ -101,3 +101,65 @@ def test_rate_limit_answers_429_with_retry_after(settings, repo, released) -> No
     assert r.status_code == 429 and int(r["Retry-After"]) >= 1
     other = APIClient(REMOTE_ADDR="10.9.9.9")
     assert other.get("/api/public/results").status_code == 200
+
+
+def give_files(task, files: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
+    """Write the task's version files (a Harbor task directory) where the release reads them."""
+    for name, text in files.items():
+        path = task.version.path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def harbor_task(i: str) -> dict[str, str]:
+    return {
+        "instruction.md": f"Make greet() return hello (INSTRUCTION-{i}).\n",
+        "task.toml": "[verifier]\ntimeout_sec = 120.0\n",
+        "environment/Dockerfile": f"FROM base\nCOPY repo.tar /app/ # ENVIRONMENT-{i}\n",
+        "tests/test_greeting.py": f"def test_greet(): assert greet() == 'hello'  # HIDDEN-TEST-{i}\n",
+        "tests/run-tests.sh": f"pytest /tests  # HIDDEN-RUNNER-{i}\n",
+        "solution/solve.sh": f"echo fixed  # REFERENCE-SOLUTION-{i}\n",
+        "solution/gold.patch": f"+return 'hello'  # GOLD-PATCH-{i}\n",
+    }
+
+
+def test_publish_tasks_makes_instructions_public_and_never_tests_or_solutions(api, workspace, repo, lab) -> None:  # type: ignore[no-untyped-def]
+    released = [make_task(repository=repo, title=f"Released {i}") for i in range(2)]
+    outside = make_task(repository=repo, title="SECRET-OUTSIDE")  # approved, but only one setting ran it
+    for i, task in enumerate(released):
+        give_files(task, harbor_task(str(i)))
+        lab.trial(task, model="a")
+        lab.trial(task, model="b", reward=0.0)
+    give_files(outside, harbor_task("OUTSIDE"))
+    lab.trial(outside, model="a")
+    p = api.get(f"/api/w/{workspace.slug}/repositories/{repo.pk}/releases/preview").json()
+    body = {"settings": [A, B], "head": p["head"], "fingerprint": p["fingerprint"], "publishTasks": True}
+    assert api.post(f"/api/w/{workspace.slug}/repositories/{repo.pk}/releases", body, format="json").status_code == 201
+    cache.clear()
+    client = APIClient()
+    public = client.get(f"/api/public/results/{repo.full_name}")
+    task_list = public.json()["lines"][0]["release"]["taskList"]
+    assert [(t["taskId"], t["title"], t["instruction"]) for t in task_list] == [
+        (task.pk, f"Released {i}", f"Make greet() return hello (INSTRUCTION-{i}).\n") for i, task in enumerate(released)
+    ]
+    assert (
+        task_list[0]["baseSha"] == released[0].base_sha
+        and task_list[0]["contentHash"] == released[0].version.content_hash
+    )
+    text = public.content.decode() + client.get("/api/public/results").content.decode()
+    for secret in ("HIDDEN-TEST", "HIDDEN-RUNNER", "REFERENCE-SOLUTION", "GOLD-PATCH", "ENVIRONMENT", "OUTSIDE"):
+        assert secret not in text, secret
+
+
+def test_without_publish_tasks_no_task_text_is_public(api, workspace, repo, lab) -> None:  # type: ignore[no-untyped-def]
+    task = make_task(repository=repo, title="SECRET-TITLE")
+    give_files(task, harbor_task("0"))
+    lab.trial(task, model="a")
+    p = api.get(f"/api/w/{workspace.slug}/repositories/{repo.pk}/releases/preview").json()
+    body = {"settings": [A], "head": p["head"], "fingerprint": p["fingerprint"]}
+    assert api.post(f"/api/w/{workspace.slug}/repositories/{repo.pk}/releases", body, format="json").status_code == 201
+    cache.clear()
+    text = APIClient().get(f"/api/public/results/{repo.full_name}").content.decode()
+    assert "taskList" not in text
+    for secret in ("SECRET-TITLE", "INSTRUCTION", "HIDDEN-TEST", "REFERENCE-SOLUTION", "GOLD-PATCH"):
+        assert secret not in text, secret
