@@ -7,6 +7,8 @@ import binascii
 import json
 from typing import Any
 
+from django.conf import settings as django_settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
@@ -16,7 +18,7 @@ from rest_framework.views import APIView
 
 from apps.accounts.auth import workspace_of
 from apps.authoring import serializers, services
-from apps.authoring.models import AuthoringRound, AuthoringSettings, Eval, VibeEval
+from apps.authoring.models import MAX_ATTACHMENT_BYTES, AuthoringRound, AuthoringSettings, Eval, VibeEval
 from apps.repositories.models import Batch, Repository
 from apps.tasks.models import Task
 from selfbench.errors import DomainError, InvalidInput, NotFound
@@ -87,6 +89,8 @@ class EvalReleaseApi(APIView):
 def _attachments(items: list[dict[str, str]]) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     for item in items:
+        if item["name"] in out:
+            raise InvalidInput(f"two attachments are named {item['name']!r}")
         try:
             out[item["name"]] = base64.b64decode(item["contentBase64"], validate=True)
         except (binascii.Error, ValueError) as exc:
@@ -95,7 +99,14 @@ def _attachments(items: list[dict[str, str]]) -> dict[str, bytes]:
 
 
 def _vibe_create(request: Request, **where: Any) -> Response:
-    s = serializers.VibeEvalInput(data=request.data)
+    try:
+        body = request.data
+    except RequestDataTooBig as exc:  # Django refuses to read it: say what the limit is for
+        limit = django_settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        raise InvalidInput(
+            f"the request body is over {limit} bytes; attachments may have at most {MAX_ATTACHMENT_BYTES} bytes in all"
+        ) from exc
+    s = serializers.VibeEvalInput(data=body)
     s.is_valid(raise_exception=True)
     data = s.validated_data
     vibe = services.vibe_eval_author(

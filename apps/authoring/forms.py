@@ -5,11 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.core.files.uploadedfile import UploadedFile
 
 from apps.accounts.models import MODEL_CREDENTIAL_KINDS, Credential, Workspace
-from apps.authoring.models import Reasoning
+from apps.authoring import services
+from apps.authoring.models import MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS, Reasoning
 from apps.gateway.catalog import catalog_models
 from apps.repositories.forms import BatchStartForm
+from selfbench.errors import DomainError
 
 
 def _model_choices(blank: str) -> list[tuple[str, str]]:
@@ -59,17 +62,55 @@ class EvalCreateForm(forms.Form):
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
 
+class MultipleFileInput(forms.FileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Any number of uploaded files (an `<input type="file" multiple>`), cleaned one by one into a list."""
+
+    widget = MultipleFileInput
+
+    def clean(self, data: Any, initial: Any = None) -> list[UploadedFile[bytes]]:
+        cleaned: list[UploadedFile[bytes]] = []
+        for item in data if isinstance(data, list | tuple) else [data]:
+            if item:
+                cleaned.append(super().clean(item, initial))
+        return cleaned
+
+
 class VibeEvalForm(AuthoringFieldsForm):
-    """A description of the task to write, and the models that write and review it (both required here)."""
+    """A description of the task to write, real files it is about, and the models that write and review it (both
+    required here). Post it as multipart/form-data."""
 
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), help_text="What the task should ask for.")
-    field_order = ["description"]
+    attachments = MultipleFileField(
+        required=False,
+        help_text=(
+            f"Real files the task is about (logs, traces, inputs): up to {MAX_ATTACHMENTS} files, "
+            f"{MAX_ATTACHMENT_BYTES / 2**20:g} MiB in all. The author finds them in its workdir."
+        ),
+    )
+    field_order = ["description", "attachments"]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["author_model"].required = True
         self.fields["reviewer_model"].required = True
         self.fields["author_model"].choices = _model_choices("—")  # type: ignore[attr-defined]
+
+    def clean_attachments(self) -> dict[str, bytes]:
+        """{file name: content}. Sizes and count are checked by the service's rule before any file is read."""
+        files: list[UploadedFile[bytes]] = self.cleaned_data["attachments"]
+        names = [f.name or "" for f in files]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise forms.ValidationError(f"two attachments are named {repeated[0]!r}")
+        try:
+            services.attachments_check(sizes={f.name or "": f.size or 0 for f in files})
+        except DomainError as exc:
+            raise forms.ValidationError(exc.message) from exc
+        return {f.name or "": f.read() for f in files}
 
 
 class RepositoryVibeEvalForm(VibeEvalForm):

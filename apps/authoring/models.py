@@ -10,6 +10,10 @@ from apps.accounts.models import Credential, Workspace
 AUTHOR_AGENTS = ("claude-code", "codex", "pi", "terminus-2")
 MAX_VERIFY_CALLS = 5
 MAX_FAILED_ROUNDS = 3
+# Real files attached to a vibe eval, for the page's uploads and the API's base64 items alike. The total fits, base64
+# encoded, in the API's JSON body (Django's DATA_UPLOAD_MAX_MEMORY_SIZE, 2.5 MiB), so the API can reach the limit.
+MAX_ATTACHMENTS = 10
+MAX_ATTACHMENT_BYTES = 3 * 2**19  # 1.5 MiB, all files together
 DEFAULT_SILENCE_SECONDS = 8 * 60
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Prefetch, QuerySet
 
 from apps.accounts.models import Workspace
-from apps.authoring.models import Eval, VibeEval
+from apps.authoring.models import Attachment, Eval, VibeEval
 from apps.repositories.models import Repository
 from apps.tasks.models import TaskState
 
@@ -26,6 +26,8 @@ def evals_of(workspace: Workspace) -> list[Eval]:
 
 
 def vibe_evals_in(*, eval: Eval | None = None, repository: Repository | None = None) -> QuerySet[VibeEval]:
-    """An eval's or a repository's vibe evals, newest first, with their tasks."""
-    rows = VibeEval.objects.select_related("task", "settings")
+    """An eval's or a repository's vibe evals, newest first, with their tasks, settings and attachments (names and
+    sizes only: the content stays in the database); three queries however many rows."""
+    files = Prefetch("attachments", queryset=Attachment.objects.defer("content").order_by("name"))
+    rows = VibeEval.objects.select_related("task", "settings").prefetch_related(files)
     return rows.filter(eval=eval) if eval is not None else rows.filter(repository=repository)

@@ -27,6 +27,8 @@ from apps.accounts.models import Credential, Workspace
 from apps.authoring import jobs, review, sandbox
 from apps.authoring.models import (
     AUTHOR_AGENTS,
+    MAX_ATTACHMENT_BYTES,
+    MAX_ATTACHMENTS,
     MAX_FAILED_ROUNDS,
     MAX_VERIFY_CALLS,
     Attachment,
@@ -256,6 +258,21 @@ def _title(description: str) -> str:
     return first.lstrip("# ")[:200]
 
 
+def attachments_check(*, sizes: dict[str, int]) -> None:
+    """Refuse attachments a vibe eval cannot take: names that are not plain file names, more than MAX_ATTACHMENTS
+    files, or more than MAX_ATTACHMENT_BYTES in all. Takes sizes, so the page checks uploads before reading them."""
+    for name in sizes:
+        if "/" in name or "\\" in name or name.startswith(".") or not name:
+            raise InvalidInput(f"attachment name {name!r} must be a plain file name")
+    if len(sizes) > MAX_ATTACHMENTS:
+        raise InvalidInput(f"a vibe eval takes at most {MAX_ATTACHMENTS} attachments, not {len(sizes)}")
+    total = sum(sizes.values())
+    if total > MAX_ATTACHMENT_BYTES:
+        raise InvalidInput(
+            f"attachments may have at most {MAX_ATTACHMENT_BYTES / 2**20:g} MiB in all; these have {total} bytes"
+        )
+
+
 @transaction.atomic
 def vibe_eval_create(
     *,
@@ -276,9 +293,7 @@ def vibe_eval_create(
     if authoring_settings.workspace_id != workspace.pk:
         raise NotFound("no such authoring settings")
     attachments = attachments or {}
-    for name in attachments:
-        if "/" in name or name.startswith(".") or not name:
-            raise InvalidInput(f"attachment name {name!r} must be a plain file name")
+    attachments_check(sizes={name: len(data) for name, data in attachments.items()})
     if repository is not None:
         if repository.workspace_id != workspace.pk:
             raise NotFound("no such repository")

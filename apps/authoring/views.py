@@ -57,7 +57,7 @@ def eval_list(request: WorkspaceRequest) -> HttpResponse:
 
 def _vibe_form(request: WorkspaceRequest, form_class: type[forms.VibeEvalForm]) -> forms.VibeEvalForm:
     agents = services.runnable_author_agents()
-    return form_class(request.POST or None, workspace=request.workspace, agents=agents)
+    return form_class(request.POST or None, request.FILES or None, workspace=request.workspace, agents=agents)
 
 
 @require_http_methods(["GET", "POST"])

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
 from apps.accounts.models import Credential, Workspace
-from apps.authoring.models import AuthoringSettings, Eval, VibeEval
+from apps.authoring.models import (
+    MAX_ATTACHMENT_BYTES,
+    MAX_ATTACHMENTS,
+    Attachment,
+    AuthoringSettings,
+    Eval,
+    VibeEval,
+)
 from apps.repositories import jobs as repository_jobs
 from apps.repositories.models import Batch, Repository
 from apps.tasks.models import TaskState
@@ -209,6 +218,109 @@ def test_a_vibe_eval_rule_error_is_inline_and_keeps_nothing(client: Client, work
     assert not VibeEval.objects.exists() and not AuthoringSettings.objects.exists()
     missing = client.post(url, {**VIBE, "description": ""}, **HX)
     assert missing.status_code == 200 and "This field is required" in missing.content.decode()
+
+
+def test_eval_page_takes_real_attached_files_and_lists_them(
+    client: Client, workspace: Workspace, django_capture_on_commit_callbacks: Any
+) -> None:
+    found = Eval.objects.create(workspace=workspace, name="cli habits")
+    url = reverse("authoring:eval", args=[workspace.slug, found.pk])
+    form = client.get(url).content.decode()
+    assert 'enctype="multipart/form-data"' in form and 'type="file" name="attachments" multiple' in form
+    files = [
+        SimpleUploadedFile("session.log", b"$ calc total\n3\n", content_type="text/plain"),
+        SimpleUploadedFile("report.json", b'{"total": 3}', content_type="application/json"),
+    ]
+    with django_capture_on_commit_callbacks(execute=False):
+        r = client.post(url, {**VIBE, "attachments": files})
+    assert r.status_code == 302 and r["Location"] == url
+    vibe = VibeEval.objects.get()
+    stored = {a.name: bytes(a.content) for a in vibe.attachments.all()}
+    assert stored == {"session.log": b"$ calc total\n3\n", "report.json": b'{"total": 3}'}
+    assert sorted(Attachment.objects.values_list("size", flat=True)) == [12, 15]
+    listed = client.get(url).content.decode()
+    assert "session.log" in listed and "report.json" in listed and "12\xa0bytes" in listed
+
+
+def test_repository_vibe_eval_form_takes_an_attachment_over_htmx(
+    client: Client, workspace: Workspace, repo: Repo, django_capture_on_commit_callbacks: Any
+) -> None:
+    repository = Repository.objects.create(workspace=workspace, kind="local", location=str(repo.path))
+    url = reverse("authoring:repository_vibe_evals", args=[workspace.slug, repository.pk])
+    assert 'enctype="multipart/form-data"' in client.get(url).content.decode()
+    trace = SimpleUploadedFile("trace.txt", b"agent forgot multiply")
+    with django_capture_on_commit_callbacks(execute=False):
+        r = client.post(url, {**VIBE, "ref": "HEAD", "attachments": trace}, **HX)
+    assert r.status_code == 200 and r["HX-Redirect"] == url
+    vibe = VibeEval.objects.get()
+    assert vibe.repository == repository and [(a.name, bytes(a.content)) for a in vibe.attachments.all()] == [
+        ("trace.txt", b"agent forgot multiply")
+    ]
+    assert "trace.txt" in client.get(url).content.decode()
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        (lambda: [SimpleUploadedFile("huge.log", b"x" * (MAX_ATTACHMENT_BYTES + 1))], "1.5 MiB in all"),
+        (
+            lambda: [SimpleUploadedFile(f"half{i}.log", b"x" * (MAX_ATTACHMENT_BYTES // 2 + 1)) for i in range(2)],
+            "1.5 MiB in all",
+        ),
+        (
+            lambda: [SimpleUploadedFile(f"f{i}.txt", b"x") for i in range(MAX_ATTACHMENTS + 1)],
+            f"at most {MAX_ATTACHMENTS} attachments",
+        ),
+        (lambda: [SimpleUploadedFile("a.txt", b"1"), SimpleUploadedFile("a.txt", b"2")], "two attachments are named"),
+        (lambda: [SimpleUploadedFile(".env", b"SECRET=1")], "must be a plain file name"),
+    ],
+)
+def test_attachments_over_the_limits_are_a_form_error_and_keep_nothing(
+    client: Client,
+    workspace: Workspace,
+    django_capture_on_commit_callbacks: Any,
+    files: Any,
+    message: str,
+) -> None:
+    found = Eval.objects.create(workspace=workspace, name="cli habits")
+    url = reverse("authoring:eval", args=[workspace.slug, found.pk])
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        r = client.post(url, {**VIBE, "attachments": files()}, **HX)
+    assert r.status_code == 200 and r.templates[0].name == "authoring/partials/vibe_eval_form.html"
+    page = r.content.decode()
+    assert "<html" not in page and message in page
+    assert not VibeEval.objects.exists() and not AuthoringSettings.objects.exists()
+    assert not Attachment.objects.exists() and callbacks == []
+    # Without htmx: the whole page again, at 200, with the error.
+    whole = client.post(url, {**VIBE, "attachments": files()})
+    assert whole.status_code == 200 and message in whole.content.decode() and not VibeEval.objects.exists()
+
+
+def test_the_api_enforces_the_same_attachment_limits(api: Any, workspace: Workspace, settings: Any) -> None:
+    found = Eval.objects.create(workspace=workspace, name="cli habits")
+    url = f"/api/w/{workspace.slug}/evals/{found.pk}/vibe-evals"
+
+    def body(*files: tuple[str, bytes]) -> dict[str, Any]:
+        return {
+            "description": "The agent wrote the total to stdout instead of report.json.",
+            "settings": {"authorAgent": "terminus-2", "authorModel": "gpt-5-mini", "reviewerModel": "gpt-5"},
+            "attachments": [{"name": n, "contentBase64": base64.b64encode(data).decode()} for n, data in files],
+        }
+
+    # The limit fits in the API's JSON body, base64 encoded with room to spare, so the service's rule answers.
+    assert len(base64.b64encode(b"x" * (MAX_ATTACHMENT_BYTES + 1))) < settings.DATA_UPLOAD_MAX_MEMORY_SIZE - 10_000
+    for files, message in [
+        ([("huge.log", b"x" * (MAX_ATTACHMENT_BYTES + 1))], "1.5 MiB in all"),
+        ([(f"f{i}.txt", b"x") for i in range(MAX_ATTACHMENTS + 1)], f"at most {MAX_ATTACHMENTS} attachments"),
+        ([("a.txt", b"1"), ("a.txt", b"2")], "two attachments are named"),
+        # Over Django's body limit: still a 400 that says why, not a 500.
+        ([("huge.log", b"x" * settings.DATA_UPLOAD_MAX_MEMORY_SIZE)], "request body is over"),
+    ]:
+        r = api.post(url, body(*files), format="json")
+        assert r.status_code == 400 and message in r.json()["detail"], r.content[:300]
+    assert not VibeEval.objects.exists() and not AuthoringSettings.objects.exists()
+    ok = api.post(url, body(("session.log", b"x" * MAX_ATTACHMENT_BYTES)), format="json")
+    assert ok.status_code == 201 and ok.json()["attachments"] == [{"name": "session.log", "size": MAX_ATTACHMENT_BYTES}]
 
 
 def test_another_workspaces_eval_is_not_found(client: Client, workspace: Workspace) -> None:
