@@ -212,9 +212,15 @@ def draft(*, source: PullRequestSource, tier_requested: str, base_image: str) ->
 
 
 def select_tests(before: dict[str, str], after: dict[str, str]) -> tuple[list[str], list[str]]:
-    """Fail-to-pass: held-out tests that do not pass on base + tests (the behaviour the PR adds); the oracle gate
-    then proves the gold makes them pass. Pass-to-pass: tests that pass on base + tests and still pass with gold."""
-    f2p = sorted(t for t, o in before.items() if o != "passed" and "::" in t)
+    """Fail-to-pass: held-out tests that do not pass on base + tests (the behaviour the PR adds), including the tests
+    of a file that fails to import there; the oracle gate then proves the gold makes them pass. Pass-to-pass: tests
+    that pass on base + tests and still pass with gold."""
+    f2p_ids = {t for t, o in before.items() if o != "passed" and "::" in t}
+    # A test file that could not even be collected on base + tests (it imports what the PR adds) has only a file-level
+    # outcome before; its tests are the ones collected after the gold patch.
+    broken_files = {t for t, o in before.items() if o != "passed" and "::" not in t}
+    f2p_ids |= {t for t in after if "::" in t and t not in before and t.split("::", 1)[0] in broken_files}
+    f2p = sorted(f2p_ids)
     p2p = sorted(t for t, o in before.items() if o == "passed" and after.get(t) == "passed")
     return f2p, p2p
 

@@ -6,12 +6,18 @@ errors are retried up to MAX_INFRA_ATTEMPTS per gate, then the task is infrastru
 
 A candidate that fails authoring's checks or a gate ends `failed` with the check's or gate's reason (the state graph
 of apps.repositories allows `rejected` only from review or approval, i.e. a reviewer's or a person's decision).
+
+Cancelling (task_cancel, or a batch cancel that cancels the task's candidate) stops the trial of the running gate:
+its containers are removed, the gate run is recorded `cancelled`, no later gate starts and the task ends `cancelled`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -24,9 +30,9 @@ from django.utils import timezone
 
 from apps.accounts.models import Workspace
 from apps.repositories import services as repository_services
-from apps.repositories.models import Candidate
+from apps.repositories.models import Candidate, CandidateState
 from apps.tasks import authoring, checks, gates, jobs, storage
-from apps.tasks.models import GATE_ORDER, Gate, GateRun, GateStatus, Task, TaskState, TaskVersion
+from apps.tasks.models import GATE_ORDER, TASK_TERMINAL, Gate, GateRun, GateStatus, Task, TaskState, TaskVersion
 from selfbench import harbor_adapter
 from selfbench.errors import Conflict, InvalidInput
 
@@ -39,21 +45,33 @@ def determinism_runs() -> int:
     return max(1, int(getattr(settings, "TASKS_DETERMINISM_RUNS", 3)))
 
 
+def cancel_poll_seconds() -> float:
+    """How often a running gate looks for a cancel of its task or candidate."""
+    return float(getattr(settings, "TASKS_CANCEL_POLL_SECONDS", 2.0))
+
+
+def cancel_grace_seconds() -> float:
+    """How long a cancelled gate waits for its Harbor run to wind down before leaving it to end in the background."""
+    return float(getattr(settings, "TASKS_CANCEL_GRACE_SECONDS", 30.0))
+
+
 # --- state ------------------------------------------------------------------------------------------------------------
 
 
 def task_set_state(*, task: Task, state: str, reason: str = "") -> Task:
-    """Move the task (and its candidate, if any) to `state` with a reason."""
-    if (
-        state in (TaskState.APPROVED, TaskState.REJECTED, TaskState.FAILED, TaskState.INFRASTRUCTURE_FAILED)
-        and not reason
-    ):
+    """Move the task (and its candidate, if any) to `state` with a reason. A cancelled task stays cancelled: a job
+    finishing after the cancel changes nothing."""
+    if state in TASK_TERMINAL and not reason:
         raise InvalidInput("a terminal state needs a reason")
     with transaction.atomic():
-        Task.objects.filter(pk=task.pk).update(
-            state=state, reason=reason, state_changed_at=timezone.now(), updated_at=timezone.now()
+        moved = (
+            Task.objects.filter(pk=task.pk)
+            .exclude(state=TaskState.CANCELLED)
+            .update(state=state, reason=reason, state_changed_at=timezone.now(), updated_at=timezone.now())
         )
         task.refresh_from_db()
+        if not moved:
+            return task
         if task.candidate_id is not None:
             candidate = Candidate.objects.get(pk=task.candidate_id)
             if candidate.state != state:
@@ -175,6 +193,8 @@ def _attempts(task: Task, gate: str, version: TaskVersion | None) -> int:
 def task_author(*, task: Task) -> Task:
     """Author the task: split the PR, static checks, discovery run, final files stored as a new version; then
     schedule the build gate. Rejects with the reasons when a check fails."""
+    if _stopped(task):
+        return task
     if not _claim(task, TaskState.PROPOSED, TaskState.AUTHORING):
         task.refresh_from_db()
         if task.state != TaskState.AUTHORING:
@@ -195,8 +215,10 @@ def task_author(*, task: Task) -> Task:
         attempt = _attempts(task, Gate.DISCOVERY, None) + 1
         if attempt > MAX_INFRA_ATTEMPTS:
             break
-        result = gates.run_discovery(draft_dir, gates.trial_name(task.pk, Gate.DISCOVERY, attempt))
-        _record(task, Gate.DISCOVERY, attempt, result, None)
+        result = _attempt(task, None, Gate.DISCOVERY, attempt, lambda name: gates.run_discovery(draft_dir, name))
+        if result is None:
+            task.refresh_from_db()
+            return task
         if result.status != gates.INFRA:
             break
     if result is None or result.status == gates.INFRA:
@@ -227,7 +249,9 @@ def task_author(*, task: Task) -> Task:
             },
         )
         Task.objects.filter(pk=task.pk).update(version=version, tier=draft.tier or "")
-        task.refresh_from_db()
+        task = Task.objects.select_for_update().get(pk=task.pk)
+        if task.state != TaskState.AUTHORING:  # cancelled meanwhile
+            return task
         if reasons:
             return task_set_state(task=task, state=TaskState.FAILED, reason="static checks: " + "; ".join(reasons))
         task = task_set_state(task=task, state=TaskState.VERIFYING, reason="")
@@ -238,8 +262,7 @@ def task_author(*, task: Task) -> Task:
 # --- gates ------------------------------------------------------------------------------------------------------------
 
 
-def _run_one(task: Task, version: TaskVersion, gate: str, attempt: int) -> gates.GateResult:
-    name = gates.trial_name(task.pk, gate, attempt)
+def _run_one(version: TaskVersion, gate: str, name: str) -> gates.GateResult:
     if gate == Gate.BUILD:
         return gates.run_build(version.path, name)
     if gate == Gate.SMOKE:
@@ -256,7 +279,8 @@ def task_run_gate(*, task: Task, gate: str) -> Task:
     schedule the next gate, reject the task, or mark it infrastructure_failed."""
     if gate not in GATE_ORDER:
         raise InvalidInput(f"unknown gate {gate}")
-    task.refresh_from_db()
+    if _stopped(task):
+        return task
     version = task.version
     if task.state != TaskState.VERIFYING or version is None:
         return task
@@ -268,21 +292,10 @@ def task_run_gate(*, task: Task, gate: str) -> Task:
             last = GateRun.objects.filter(task=task, version=version, gate=gate).last()
             reason = f"{gate} gate: infrastructure failed {MAX_INFRA_ATTEMPTS} times: {last.reason if last else ''}"
             return task_set_state(task=task, state=TaskState.INFRASTRUCTURE_FAILED, reason=reason)
-        # A running row first, so a worker killed mid-gate leaves evidence that task_recover_stale can act on.
-        row = GateRun.objects.create(task=task, version=version, gate=gate, attempt=attempt)
-        result = _run_one(task, version, gate, attempt)
-        GateRun.objects.filter(pk=row.pk).update(
-            status=result.status,
-            reason=result.reason,
-            trial_name=result.trial_name,
-            reward=result.reward,
-            runs=result.runs,
-            flake_rate=result.flake_rate,
-            details=result.details,
-            log=result.log,
-            duration_sec=round(result.duration_sec, 3),
-            finished_at=timezone.now(),
-        )
+        result = _attempt(task, version, gate, attempt, lambda name: _run_one(version, gate, name))
+        if result is None:
+            task.refresh_from_db()
+            return task
         Task.objects.filter(pk=task.pk).update(infra_attempts=attempt if result.status == gates.INFRA else 0)
         if result.status == gates.INFRA:
             continue
@@ -291,6 +304,84 @@ def task_run_gate(*, task: Task, gate: str) -> Task:
         if result.status == gates.FAILED:
             return task_set_state(task=task, state=TaskState.FAILED, reason=f"{gate} gate: {result.reason}")
         return _advance(task, version, gate)
+
+
+def _attempt(
+    task: Task, version: TaskVersion | None, gate: str, attempt: int, run: Callable[[str], gates.GateResult]
+) -> gates.GateResult | None:
+    """One attempt at a gate: its row, the trial watched for a cancel, the result. None when the task was cancelled
+    (the row then stays `cancelled`)."""
+    name = gates.trial_name(task.pk, gate, attempt)
+    # A running row with its trial name first: a worker killed mid-gate leaves evidence for task_recover_stale, and
+    # a cancel finds the trial's containers by that name.
+    row = GateRun.objects.create(task=task, version=version, gate=gate, attempt=attempt, trial_name=name)
+    result = _run_watched(task, name, lambda: run(name))
+    if result is None:
+        return None
+    recorded = GateRun.objects.filter(pk=row.pk, status=GateStatus.RUNNING).update(
+        status=result.status,
+        reason=result.reason,
+        trial_name=result.trial_name or name,
+        reward=result.reward,
+        runs=result.runs,
+        flake_rate=result.flake_rate,
+        details=result.details,
+        log=result.log,
+        duration_sec=round(result.duration_sec, 3),
+        finished_at=timezone.now(),
+    )
+    return result if recorded else None
+
+
+def _run_watched(task: Task, name: str, run: Callable[[], gates.GateResult]) -> gates.GateResult | None:
+    """Run a gate's trial in a thread of its own while this one watches the database for a cancel of the task or its
+    candidate. On a cancel the trial is stopped (task_cancel records it; see _stop_trial) and the result is None."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = run()
+        except BaseException as exc:  # re-raised in this thread
+            box["error"] = exc
+
+    runner = threading.Thread(target=target, name=f"gate-{name}", daemon=True)
+    runner.start()
+    while runner.is_alive():
+        runner.join(cancel_poll_seconds())
+        reason = _cancel_reason(task) if runner.is_alive() else None
+        if reason is not None:
+            try:
+                task_cancel(task=task, reason=reason)
+            except Conflict:  # it ended otherwise meanwhile; the trial is stopped all the same
+                pass
+            _stop_trial(runner, name)
+            return None
+    if "error" in box:
+        raise box["error"]
+    result: gates.GateResult = box["result"]
+    return result
+
+
+def _stop_trial(runner: threading.Thread, name: str) -> None:
+    """Remove the cancelled trial's containers until its Harbor run has ended (it may be starting one more, e.g. a
+    separate verifier). After cancel_grace_seconds the run is left to a background thread that keeps doing so."""
+    deadline = time.monotonic() + cancel_grace_seconds()
+    while True:
+        harbor_adapter.trial_containers_remove(trial_name=name)
+        runner.join(min(1.0, cancel_poll_seconds()))
+        if not runner.is_alive():
+            return
+        if time.monotonic() > deadline:
+            break
+    logger.warning("trial %s still winding down after its cancel; removing its containers in the background", name)
+
+    def reap() -> None:
+        while runner.is_alive():
+            harbor_adapter.trial_containers_remove(trial_name=name)
+            runner.join(5.0)
+        harbor_adapter.trial_containers_remove(trial_name=name)
+
+    threading.Thread(target=reap, name=f"reap-{name}", daemon=True).start()
 
 
 def _advance(task: Task, version: TaskVersion, gate: str) -> Task:
@@ -332,6 +423,59 @@ def task_recover_stale(*, older_than: timedelta = timedelta(hours=3)) -> list[Ta
     for task in Task.objects.filter(state=TaskState.AUTHORING, updated_at__lt=cutoff):
         recovered.append(task_set_state(task=task, state=TaskState.FAILED, reason="the worker stopped while authoring"))
     return recovered
+
+
+# --- cancel -----------------------------------------------------------------------------------------------------------
+
+
+def task_cancel(*, task: Task, reason: str = "cancelled by a person") -> Task:
+    """Cancel an unfinished task: it (and its candidate) ends `cancelled` with the reason, its running gate runs are
+    recorded `cancelled`, and their trials' containers are removed after commit; the gate job then starts no later
+    gate. Cancelling a cancelled task changes nothing; a finished one cannot be cancelled."""
+    if not reason.strip():
+        raise InvalidInput("a cancel needs a reason")
+    with transaction.atomic():
+        locked = Task.objects.select_for_update().get(pk=task.pk)
+        if locked.state == TaskState.CANCELLED:
+            return locked
+        if locked.is_terminal:
+            raise Conflict(f"task {locked.pk} is {locked.state}; only an unfinished task can be cancelled")
+        running = GateRun.objects.filter(task=locked, status=GateStatus.RUNNING)
+        names = [n for n in running.values_list("trial_name", flat=True) if n]
+        running.update(status=GateStatus.CANCELLED, reason=f"cancelled: {reason}", finished_at=timezone.now())
+        task = task_set_state(task=locked, state=TaskState.CANCELLED, reason=reason)
+        transaction.on_commit(lambda: _remove_containers(names))
+    return task
+
+
+def _remove_containers(names: list[str]) -> None:
+    for name in names:
+        harbor_adapter.trial_containers_remove(trial_name=name)
+
+
+def _cancel_reason(task: Task) -> str | None:
+    """Why the task's work must stop now: it was cancelled, or its candidate was (a batch cancel cancels only the
+    candidates); None when it goes on."""
+    state, reason = Task.objects.filter(pk=task.pk).values_list("state", "reason").get()
+    if state == TaskState.CANCELLED:
+        return str(reason) or "cancelled"
+    if task.candidate_id is not None and state not in TASK_TERMINAL:
+        candidate = Candidate.objects.filter(pk=task.candidate_id).values_list("state", "reason").first()
+        if candidate is not None and candidate[0] == CandidateState.CANCELLED:
+            return str(candidate[1]) or "its candidate was cancelled"
+    return None
+
+
+def _stopped(task: Task) -> bool:
+    """A job's first look: the task was cancelled (its job does nothing), or its candidate was (the task follows)."""
+    reason = _cancel_reason(task)
+    if reason is not None:
+        try:
+            task_cancel(task=task, reason=reason)
+        except Conflict:
+            pass
+    task.refresh_from_db()
+    return reason is not None
 
 
 # --- people -----------------------------------------------------------------------------------------------------------
@@ -478,9 +622,18 @@ def task_verify_draft(
     digest, task_dir = storage.store(files)
     reasons += [f"harbor lint: {f}" for f in harbor_adapter.lint_task(task_dir)]
     f2p, p2p = definition["failToPass"], definition["passToPass"]
-    checks_done.append(
-        {"check": "discovery", "status": "passed", "reason": f"{len(f2p)} fail-to-pass, {len(p2p)} pass-to-pass tests"}
-    )
+    found_reason = f"{len(f2p)} fail-to-pass, {len(p2p)} pass-to-pass tests"
+    if not f2p:
+        # Tell the author what the tests did, so it can fix them.
+        shown = {
+            "on base + tests": found.details.get("before", {}),
+            "with the gold patch": found.details.get("after", {}),
+        }
+        found_reason += "; " + "; ".join(
+            f"{when}: " + (", ".join(f"{t} {o}" for t, o in sorted(outcomes.items())[:10]) or "no test ran")
+            for when, outcomes in shown.items()
+        )
+    checks_done.append({"check": "discovery", "status": "passed", "reason": found_reason})
     version, _ = TaskVersion.objects.get_or_create(
         task=task, content_hash=digest, defaults={"definition": definition, "fail_to_pass": f2p, "pass_to_pass": p2p}
     )
@@ -488,7 +641,9 @@ def task_verify_draft(
         checks_done.append({"check": "selection", "status": "failed", "reason": "; ".join(reasons)})
         return VerifyReport(False, checks_done, version)
     for gate in GATE_ORDER:
-        result = _with_retries(task, gate, version, lambda n, g=gate: _run_one(task, version, g, n))
+        result = _with_retries(
+            task, gate, version, lambda n, g=gate: _run_one(version, g, gates.trial_name(task.pk, g, n))
+        )
         checks_done.append({"check": str(gate), "status": result.status, "reason": result.reason})
         if result.status != gates.PASSED:
             return VerifyReport(False, checks_done, version)

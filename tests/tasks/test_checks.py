@@ -61,3 +61,23 @@ def test_the_tier_is_the_hardest_reached_up_to_the_request() -> None:
     assert patches.reached_tier(big, "hard") == "medium"
     assert patches.reached_tier(big, "easy") == "easy"
     assert patches.reached_tier(patches.split_files(diff("a.py", ["x = 1"])), "hard") is None
+
+
+def test_tests_of_a_file_that_fails_to_import_before_the_gold_patch_are_fail_to_pass() -> None:
+    from apps.tasks.authoring import select_tests
+
+    before = {
+        "tests/test_calc.py": "error",
+        "tests/test_other.py::test_add": "passed",
+        "tests/test_x.py::test_y": "failed",
+    }
+    after = {
+        "tests/test_calc.py::test_multiply": "passed",
+        "tests/test_calc.py::test_divide": "passed",
+        "tests/test_other.py::test_add": "passed",
+        "tests/test_x.py::test_y": "passed",
+        "tests/test_new.py::test_z": "passed",  # its file had no outcome before: not selected
+    }
+    f2p, p2p = select_tests(before, after)
+    assert f2p == ["tests/test_calc.py::test_divide", "tests/test_calc.py::test_multiply", "tests/test_x.py::test_y"]
+    assert p2p == ["tests/test_other.py::test_add"]
