@@ -18,6 +18,7 @@ import importlib.metadata
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -433,6 +434,33 @@ def lint_task(task_dir: Path) -> list[str]:
         shown = str(path.relative_to(task_dir.resolve())) if path and path.is_relative_to(task_dir.resolve()) else path
         problems.append(f"{finding.rule}: {shown or task_dir}: {finding.message}")
     return problems
+
+
+def trial_containers_remove(*, trial_name: str, environment_type: str | None = None) -> int:
+    """Remove every container of a running trial now (its job was cancelled); returns how many were removed.
+
+    Harbor names a trial's compose projects after the trial (lower-cased), so each of its containers, a separate
+    verifier's included, carries the trial name. The trial's own run then fails its next step and tears down. Only
+    local engines (podman, docker) have containers here; for other sandbox types this removes nothing and returns 0.
+    """
+    from django.conf import settings
+
+    engine = environment_type or settings.SANDBOX_ENVIRONMENT
+    binary = shutil.which(engine) if engine in LOCAL_ENGINES else None
+    if binary is None:
+        return 0
+    wanted = trial_name.lower()
+    listed = subprocess.run(
+        [binary, "ps", "-a", "--format", "{{.Names}}", "--filter", f"name={wanted}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    names = [n for n in listed.stdout.split() if wanted in n]
+    if names:
+        subprocess.run([binary, "rm", "-f", "-t", "0", *names], capture_output=True, timeout=120, check=False)
+    return len(names)
 
 
 def run_trial(

@@ -20,9 +20,16 @@ class TaskState(models.TextChoices):
     REJECTED = "rejected", "Rejected"
     FAILED = "failed", "Failed"
     INFRASTRUCTURE_FAILED = "infrastructure_failed", "Infrastructure failed"
+    CANCELLED = "cancelled", "Cancelled"
 
 
-TASK_TERMINAL = (TaskState.APPROVED, TaskState.REJECTED, TaskState.FAILED, TaskState.INFRASTRUCTURE_FAILED)
+TASK_TERMINAL = (
+    TaskState.APPROVED,
+    TaskState.REJECTED,
+    TaskState.FAILED,
+    TaskState.INFRASTRUCTURE_FAILED,
+    TaskState.CANCELLED,
+)
 
 
 class Tier(models.TextChoices):
@@ -126,6 +133,8 @@ class GateStatus(models.TextChoices):
     PASSED = "passed", "Passed"
     FAILED = "failed", "Failed"
     INFRASTRUCTURE_ERROR = "infrastructure_error", "Infrastructure error"
+    # Its task was cancelled while the gate ran: the trial was stopped, so the gate says nothing about the task.
+    CANCELLED = "cancelled", "Cancelled"
 
 
 class GateRun(models.Model):
