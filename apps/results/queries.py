@@ -38,7 +38,7 @@ from django.db.models import Count, Q, QuerySet
 
 from apps.repositories.models import Repository
 from apps.results import stats
-from apps.results.models import DirtyTask, LatestResult
+from apps.results.models import DirtyTask, LatestResult, Release
 from apps.runs.configurations import BASELINE_KEY
 from apps.runs.models import Evaluation, Trial, TrialStatus
 from apps.tasks.models import Task, TaskState
@@ -459,3 +459,9 @@ def reliability(*, counted: CountedTasks, configuration: str) -> Reliability:
         configuration=configuration,
         tasks=[TaskReliability(r["task_id"], r["attempts"], r["passed"]) for r in rows],
     )
+
+
+def past_releases(repository: Repository) -> QuerySet[Release]:
+    """A repository's releases, newest first, for the Releases page: who published each and its withdrawal come in
+    the same query (one query however many releases); the public document, which the page never shows, stays behind."""
+    return Release.objects.filter(repository=repository).select_related("withdrawal", "published_by").defer("document")

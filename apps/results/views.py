@@ -106,7 +106,7 @@ def release_list(request: WorkspaceRequest) -> HttpResponse:
     context = {
         **_release_context(request, repository, preview, _publish_form(preview)),
         "repositories": repositories,
-        "past": Release.objects.filter(repository=repository).select_related("withdrawal", "published_by"),
+        "past": queries.past_releases(repository),
     }
     template = "results/partials/release_section.html" if request.htmx else "results/releases.html"
     return render(request, template, context)
@@ -147,7 +147,7 @@ def release_publish(request: WorkspaceRequest, repository_id: int) -> HttpRespon
     context = _release_context(request, repository, preview, form)
     if request.htmx:
         return render(request, "results/partials/release_preview.html", context)
-    past = Release.objects.filter(repository=repository).select_related("withdrawal", "published_by")
+    past = queries.past_releases(repository)
     repositories = list(repository_queries.repositories_of(request.workspace))
     return render(request, "results/releases.html", {**context, "repositories": repositories, "past": past})
 

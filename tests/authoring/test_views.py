@@ -12,6 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from apps.accounts.models import Credential, Workspace
+from apps.authoring import services
 from apps.authoring.models import (
     MAX_ATTACHMENT_BYTES,
     MAX_ATTACHMENTS,
@@ -363,3 +364,64 @@ def test_the_vibe_eval_api_keeps_nothing_on_a_rule_error(
     assert r.status_code == 400, r.content
     assert "no-such-branch" in r.json()["detail"]
     assert not AuthoringSettings.objects.exists() and not VibeEval.objects.exists()
+
+
+# --- query counts -----------------------------------------------------------------------------------------------------
+
+
+def _vibe_evals(workspace: Workspace, n: int, **where: Any) -> None:
+    """`n` vibe evals through the page's service, each with an attachment (their first rounds are never enqueued)."""
+    for i in range(n):
+        services.vibe_eval_author(
+            workspace=workspace,
+            description=f"Mistake {i}: the agent wrote the total to stdout.",
+            attachments={f"log{i}.txt": b"x" * (i + 1)},
+            author_agent="terminus-2",
+            author_model="gpt-5-mini",
+            author_credential_id=None,
+            reviewer_model="gpt-5",
+            reviewer_credential_id=None,
+            **where,
+        )
+
+
+def test_evals_list_runs_a_fixed_number_of_queries(
+    client: Client, workspace: Workspace, django_assert_num_queries: Any
+) -> None:
+    for i in range(10):
+        _vibe_evals(workspace, 3, eval=Eval.objects.create(workspace=workspace, name=f"eval {i}"))
+    url = reverse("authoring:evals", args=[workspace.slug])
+    client.get(url)  # warm the session
+    # Session, user, membership; the evals with their task counts; their task states grouped. None per eval.
+    with django_assert_num_queries(5):
+        r = client.get(url)
+    assert r.status_code == 200 and r.content.decode().count("Authoring <strong>3</strong>") == 10
+
+
+def test_eval_page_runs_a_fixed_number_of_queries(
+    client: Client, workspace: Workspace, django_assert_num_queries: Any
+) -> None:
+    found = Eval.objects.create(workspace=workspace, name="cli habits")
+    _vibe_evals(workspace, 30, eval=found)
+    url = reverse("authoring:eval", args=[workspace.slug, found.pk])
+    client.get(url)
+    # Session, user, membership, the eval, the form's credentials; the vibe evals with their tasks and settings; their
+    # attachments (names and sizes). None per vibe eval.
+    with django_assert_num_queries(7) as captured:
+        r = client.get(url)
+    page = r.content.decode()
+    assert r.status_code == 200 and page.count("<tr>") == 1 + 30 and "log0.txt" in page and "log29.txt" in page
+    attachments = [q["sql"] for q in captured.captured_queries if "authoring_attachment" in q["sql"]]
+    assert len(attachments) == 1 and '"content"' not in attachments[0]  # the files themselves stay in the database
+
+
+def test_repository_vibe_evals_page_runs_a_fixed_number_of_queries(
+    client: Client, workspace: Workspace, repo: Repo, django_assert_num_queries: Any
+) -> None:
+    repository = Repository.objects.create(workspace=workspace, kind="local", location=str(repo.path))
+    _vibe_evals(workspace, 30, repository=repository, ref=repo.head)
+    url = reverse("authoring:repository_vibe_evals", args=[workspace.slug, repository.pk])
+    client.get(url)
+    with django_assert_num_queries(7):
+        r = client.get(url)
+    assert r.status_code == 200 and r.content.decode().count(f"<code>{repo.head[:10]}</code>") == 30

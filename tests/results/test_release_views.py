@@ -143,3 +143,42 @@ def test_another_workspaces_release_and_repository_are_not_found(client: Client,
     assert client.post(publish_url(workspace, theirs), {}).status_code == 404
     release = Release.objects.create(workspace=other, repository=theirs, fingerprint="x", content_hash="y", document={})
     assert client.post(reverse("results:release_withdraw", args=[workspace.slug, release.pk])).status_code == 404
+
+
+def test_releases_page_runs_a_fixed_number_of_queries(
+    client: Client, workspace: Workspace, user: User, repo: Repository, lab: Lab, django_assert_num_queries: Any
+) -> None:
+    """30 approved tasks scored by two configurations and 10 past releases, every other one withdrawn."""
+    tasks = [make_task(repository=repo) for _ in range(30)]
+    for task in tasks:
+        lab.trial(task, model="a", reward=1.0, cost="0.10")
+        lab.trial(task, model="b", reward=0.0, cost="0.02")
+    for i in range(10):
+        release = Release.objects.create(
+            workspace=workspace,
+            repository=repo,
+            full_name=repo.full_name,
+            settings=[A, B],
+            task_ids=[t.pk for t in tasks],
+            fingerprint=f"{i:064x}",
+            content_hash=f"{i:064x}",
+            document={"resultsByTask": [{"taskId": t.pk} for t in tasks]},
+            published_by=user,
+        )
+        if i % 2:
+            ReleaseWithdrawal.objects.create(release=release, withdrawn_by=user, reason=f"reason {i}")
+    url = page_url(workspace, repo)
+    client.get(url)  # warm the session
+    # Session, user, membership, repositories; the preview (counted tasks, results with their cache check, latest
+    # results per task with theirs, the current release, the head); the past releases with who published them and
+    # their withdrawals. None per release, task or configuration.
+    with django_assert_num_queries(12) as captured:
+        r = client.get(url)
+    page = r.content.decode()
+    assert r.status_code == 200 and "30 of 30 tasks" in page
+    assert page.count('<span class="badge">Withdrawn</span>') == 5 and page.count(f"by {user.username}") == 10
+    # The past releases come with who published them and their withdrawals, and without their public documents.
+    past = [q["sql"] for q in captured.captured_queries if '"auth_user"' in q["sql"] and "results_release" in q["sql"]]
+    assert len(past) == 1 and '"results_releasewithdrawal"' in past[0] and '"results_release"."document"' not in past[0]
+    with django_assert_num_queries(12):
+        assert client.get(url, **HX).status_code == 200
