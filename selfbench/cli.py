@@ -142,7 +142,13 @@ def grant_create(api: Api, args: argparse.Namespace) -> None:
     if not args.json:
         # The credentials first: they are shown once, whatever happens to the wait (timeout, failure, Ctrl-C).
         print("\n".join([*_grant_lines(g), *_credential_lines(g), "waiting for the images to be built…"]), flush=True)
-    final = {**wait_for_grant(api, g["id"], timeout=args.timeout, interval=args.interval), **credentials}
+    try:
+        polled = wait_for_grant(api, g["id"], timeout=args.timeout, interval=args.interval)
+    except KeyboardInterrupt as exc:
+        if args.json:
+            print(json.dumps(g, indent=1))  # still the only time the password is shown
+        raise CliError(f"interrupted; wait again with: self-bench grant status {g['id']} --wait") from exc
+    final = {**polled, **credentials}
     if args.json:
         print(json.dumps(final, indent=1))
     _check_ready(final, args.timeout)
