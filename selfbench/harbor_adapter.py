@@ -536,7 +536,10 @@ def _run_to_completion[T](coro: Coroutine[Any, Any, T]) -> T:
     """
     try:
         asyncio.get_running_loop()
+        running = True
     except RuntimeError:
+        running = False
+    if not running:  # outside the except block, so the trial's own errors carry no "no running event loop" context
         return asyncio.run(coro)
     box: dict[str, Any] = {}
 
