@@ -22,7 +22,7 @@ from apps.tasks import services as task_services
 from apps.tasks.models import GateRun, GateStatus, TaskState
 from tests.authoring.conftest import TEST, Repo, author_settings, drain
 from tests.authoring.test_authoring import good_files, pr_task
-from tests.doubles.authoring_terminus_model import AuthoringTerminusModel
+from tests.doubles.authoring_terminus_model import AuthoringTerminusModel, _write
 from tests.gateway.conftest import Gateway, gateway_server, gw, upstream  # noqa: F401  (fixtures)
 from tests.harbor.test_adapter import _require_containers
 
@@ -141,3 +141,51 @@ def test_a_silent_terminus_2_author_in_podman_is_stopped_and_its_sandbox_removed
     assert not GatewayKey.objects.filter(subject=row.subject, revoked_at__isnull=True).exists()
     # A failed round counts as one of the three: the next round is scheduled with the reason.
     assert enqueued and AuthoringRound.objects.get(task=task, number=2).feedback.endswith("no output for 10 s; stopped")
+
+
+def test_a_claude_code_author_in_podman_reaches_verify_over_the_relay_and_a_round_without_submit_fails(
+    gw: Gateway,  # noqa: F811
+    repo: Repo,
+    enqueued: list[tuple[str, int]],
+    settings: Any,
+) -> None:
+    """claude-code runs installed in the sandbox with no network: its model calls go through the gateway relay and its
+    `verify` reaches SelfBench over the authoring socket. It writes files that fail the static checks, reads the
+    report, and stops without `submit`, so the round fails with that reason (no gate container is started)."""
+    from tests.agents.agent_model import AgentModel
+    from tests.agents.test_sandbox_agents import _require_toolchain
+
+    _require_toolchain("claude-code")
+    bad = {**good_files(repo), "gold.patch": repo.gold.replace("calc.py", "tests/test_calc.py")}
+    server = AgentModel()
+    server.solve_command = (
+        " && ".join(line.rstrip("\n") for line in _write(bad)) + " && cd /authoring && verify; echo verify-exit=$?"
+    )
+    server.start()
+    try:
+        settings.ANTHROPIC_BASE_URL = server.url
+        settings.GATEWAY_PUBLIC_URL = f"{gw.url}/gateway"
+        authoring_settings = services.settings_save(
+            workspace=gw.workspace,
+            author_agent="claude-code",
+            author_model="claude-opus-4-6",
+            author_credential_id=gw.credentials["anthropic"].pk,
+            reasoning="low",
+            reviewer_model="gpt-5",
+            reviewer_credential_id=gw.credentials["openai"].pk,
+        )
+        task = pr_task(gw, repo)
+        services.authoring_start(task=task, authoring_settings=authoring_settings)
+        _, round_id = enqueued.pop(0)
+        row = services.round_run(round_id=round_id)
+    finally:
+        server.stop()
+    assert row.state == RoundState.FAILED and row.reason.startswith("the agent ended without submit"), row.reason
+    call = VerifyCall.objects.get(round=row)
+    assert call.passed is False and "share files" in str(call.report)
+    # The agent read the report: the tool result it sent back to its model carries it.
+    assert any("VERIFY-RESULT failed" in str(r.body) for r in server.requests)
+    assert row.calls >= 2 and row.cost_usd is not None and row.cost_complete
+    assert not GateRun.objects.filter(task=task).exists()
+    assert _containers(row.trial_name) == ""
+    assert not GatewayKey.objects.filter(subject=row.subject, revoked_at__isnull=True).exists()
