@@ -82,6 +82,9 @@ class Evaluation(models.Model):
         ordering = ["comparison_id", "position"]
         constraints = [
             models.UniqueConstraint(fields=["comparison", "position"], name="runs_evaluation_unique_row"),
+            # The target of runs_trial's foreign key (evaluation_id, workspace_id): a trial's workspace is its
+            # evaluation's (migration 0003).
+            models.UniqueConstraint(fields=["id", "workspace"], name="runs_evaluation_unique_id_workspace"),
             models.CheckConstraint(
                 condition=Q(managed=True, credential__isnull=True) | Q(managed=False, credential__isnull=False),
                 name="runs_evaluation_managed_xor_credential",
@@ -112,9 +115,19 @@ class Trial(models.Model):
     """One task × agent × configuration of an evaluation, run as one Harbor trial in a sandbox."""
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="trials")
-    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="trials")
-    task = models.ForeignKey("tasks.Task", on_delete=models.CASCADE, related_name="trials")
+    # A comparison inserts tens of thousands of trials at once, and PostgreSQL checks every foreign key of every
+    # row. So the database checks two per trial, which imply the rest: (evaluation_id, workspace_id) against
+    # runs_evaluation (added in migration 0003; Django can't declare a two-column foreign key) and task_version,
+    # whose task is the trial's task. Their own indexes are left out where an index below starts with the column.
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, related_name="trials", db_constraint=False, db_index=False
+    )
+    evaluation = models.ForeignKey(
+        Evaluation, on_delete=models.CASCADE, related_name="trials", db_constraint=False, db_index=False
+    )
+    task = models.ForeignKey(
+        "tasks.Task", on_delete=models.CASCADE, related_name="trials", db_constraint=False, db_index=False
+    )
     task_version = models.ForeignKey("tasks.TaskVersion", on_delete=models.PROTECT, related_name="+")
     task_dir = models.CharField(max_length=1000, help_text="The Harbor task directory run (an environment's build).")
     agent = models.CharField(max_length=32)

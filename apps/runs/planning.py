@@ -30,12 +30,13 @@ SUBAGENT_AGENTS = ("claude-code", "codex")
 
 
 @dataclass
-class PlannedTrial:
-    task_id: int
-    task_version_id: int
-    task_dir: str
+class TrialGroup:
+    """The trials of one evaluation that share an agent and a configuration: one per (task id, task version id,
+    task directory) in `tasks`."""
+
     agent: str
     configuration: Configuration
+    tasks: list[tuple[int, int, str]]
 
 
 @dataclass
@@ -387,11 +388,17 @@ def _row_configurations(
     return list(found.values())
 
 
-def row_trials(row: PlannedEvaluation, tasks: list[Task]) -> list[PlannedTrial]:
-    """The trials of one evaluation: every task on each of its agents in each configuration that applies."""
-    trials: list[PlannedTrial] = []
-    # Computed once per task, not once per task × agent × configuration (24,000 paths for a large comparison).
-    base = {t.pk: (str(t.version.path), t.version.pk) for t in tasks if t.version is not None}
+def task_runs(tasks: list[Task]) -> list[tuple[int, int, str]]:
+    """Each task as a trial runs it as it is: (task id, task version id, task directory). Computed once per
+    comparison and shared by its groups, not once per trial (24,000 paths for a large comparison)."""
+    return [(t.pk, t.version.pk, str(t.version.path)) for t in tasks if t.version is not None]
+
+
+def row_trial_groups(row: PlannedEvaluation, base: list[tuple[int, int, str]]) -> list[TrialGroup]:
+    """The trials of one evaluation, grouped by agent × configuration: every task of `base` (see task_runs) on each
+    of its agents in each configuration that applies (a configuration's environment runs only the tasks it built)."""
+    groups: list[TrialGroup] = []
+    built: dict[str, list[tuple[int, int, str]]] = {}
     for config in row.configurations:
         for agent in row.harnesses:
             applied = config
@@ -402,13 +409,15 @@ def row_trials(row: PlannedEvaluation, tasks: list[Task]) -> list[PlannedTrial]:
                     continue
                 # A legacy per-row subagent applies to the agents that can delegate; others run as they are.
                 applied = configurations.configuration(harness=None, environment=config.environment)
-            for task in tasks:
-                task_dir, version_id = base[task.pk]
-                if applied.environment is not None:
-                    built = applied.environment.task_dirs.get(task.pk)
-                    if built is None:
-                        continue  # the environment has not built this task: left out
-                    task_dir = str(built)
-                    version_id = applied.environment.task_versions.get(task.pk, version_id)
-                trials.append(PlannedTrial(task.pk, version_id, task_dir, agent, applied))
-    return trials
+            environment = applied.environment
+            if environment is None:
+                groups.append(TrialGroup(agent, applied, base))
+                continue
+            if environment.id not in built:
+                built[environment.id] = [
+                    (task_id, environment.task_versions.get(task_id, version_id), str(environment.task_dirs[task_id]))
+                    for task_id, version_id, _ in base
+                    if task_id in environment.task_dirs  # the environment has not built the others: left out
+                ]
+            groups.append(TrialGroup(agent, applied, built[environment.id]))
+    return groups

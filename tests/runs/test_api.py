@@ -241,6 +241,30 @@ def test_matrix_runs_each_harness_environment_and_pair_beside_the_baseline(
     assert Trial.objects.count() == 2 * 2 + 2 + 2 + 2 + 2
 
 
+def test_trials_keep_tabs_newlines_and_backslashes_in_names_paths_and_specs(
+    api: APIClient, setup: Setup, saved: Callable[..., None]
+) -> None:
+    # The trials go in through COPY's text format, where these characters must be escaped.
+    t1, _ = setup.tasks
+    name = "Tabs\there \\N and\nnewlines \\ é"
+    instructions = 'C:\\path\\to "quoted"\r\nline two\t\\N'
+    built = Path("/built/e\\1/t\t1 dir")
+    saved(
+        harnesses=[HarnessSnapshot(id="odd\\id", name=name, agent="terminus-2", instructions=instructions)],
+        environments=[EnvironmentSnapshot("e\t1", "Env\\N", {t1.pk: built})],
+    )
+    body = setup.body(harnesses=["odd\\id"], environments=["e\t1"])
+    assert start(api, setup, body).status_code == 202
+    trial = Trial.objects.get(configuration_label=f"{name} · Env\\N", task=t1)
+    assert trial.harness_id == "odd\\id" and trial.environment_id == "e\t1"
+    assert trial.task_dir == str(built)
+    assert trial.spec["harness"]["instructions"] == instructions
+    assert trial.spec["harness"]["harnessName"] == name
+    assert trial.spec["environment"] == {"id": "e\t1", "name": "Env\\N"}
+    assert trial.status == TrialStatus.QUEUED and trial.attempt == 1 and trial.rewards is None
+    assert trial.timings == {} and trial.cost_usd is None and trial.reward_valid is False
+
+
 def test_baseline_false_leaves_the_tasks_as_they_are_out(
     api: APIClient, setup: Setup, saved: Callable[..., None]
 ) -> None:
@@ -381,21 +405,38 @@ def test_skip_completed_skips_pairs_with_a_scored_result(api: APIClient, setup: 
     assert Trial.objects.filter(evaluation_id=r.json()["evaluationIds"][0]).count() == 2
 
 
-def test_resume_after_a_failed_submission_reuses_the_evaluations(
+def test_an_evaluation_with_every_pair_skipped_completes_and_so_does_its_comparison(
+    api: APIClient, setup: Setup, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        r = start(api, setup, setup.body())
+    assert r.json()["status"] == "running"
+    assert Evaluation.objects.get().status == "queued"
+    Trial.objects.update(
+        status=TrialStatus.COMPLETED, reward=1.0, model_verified=True, cost_usd="0.01", cost_complete=True
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        r = start(api, setup, setup.body(skipCompleted=True))
+    evaluation = Evaluation.objects.get(pk=r.json()["evaluationIds"][0])
+    assert evaluation.trials_total == 0 and evaluation.status == "completed"
+    assert Comparison.objects.get(client_id=r.json()["id"]).status == "done"
+
+
+def test_a_failed_submission_writes_no_trial_and_resume_reuses_the_evaluations(
     api: APIClient, setup: Setup, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from apps.runs import services
 
-    real = services._evaluation_submit
+    real = services._trials_insert
     calls = {"n": 0}
 
     def flaky(*args: Any, **kwargs: Any) -> None:
         calls["n"] += 1
-        if calls["n"] == 2:
-            raise RuntimeError("database went away mid-submission")
         real(*args, **kwargs)
+        if calls["n"] == 1:  # every trial is written, then the submission fails before its commit
+            raise RuntimeError("database went away mid-submission")
 
-    monkeypatch.setattr(services, "_evaluation_submit", flaky)
+    monkeypatch.setattr(services, "_trials_insert", flaky)
     body = setup.body(
         models=[
             {"catalogId": "gpt-5-mini", "credentialId": setup.openai.pk, "harnesses": ["terminus-2"]},
@@ -407,7 +448,8 @@ def test_resume_after_a_failed_submission_reuses_the_evaluations(
     assert r.json()["submissionError"] == "RuntimeError: database went away mid-submission"
     assert r.json()["status"] == "submitting"
     ids = r.json()["evaluationIds"]
-    assert Trial.objects.count() == 2  # only the first evaluation got its trials
+    assert Trial.objects.count() == 0  # nothing half-written
+    assert list(Evaluation.objects.order_by("position").values_list("trials_total", flat=True)) == [0, 0]
     # Retrying the POST returns the same comparison, still asking for a resume.
     assert start(api, setup, body).json()["submissionError"]
     r = api.post(url(setup, f"evaluations/comparisons/{body['id']}/resume"))
@@ -416,6 +458,7 @@ def test_resume_after_a_failed_submission_reuses_the_evaluations(
     assert r.json()["evaluationIds"] == ids
     assert Trial.objects.count() == 2 + 4
     assert Trial.objects.values("evaluation", "task", "agent", "configuration_key").distinct().count() == 6
+    assert list(Evaluation.objects.order_by("position").values_list("trials_total", flat=True)) == [2, 4]
     # Resuming again submits nothing.
     api.post(url(setup, f"evaluations/comparisons/{body['id']}/resume"))
     assert Trial.objects.count() == 6
