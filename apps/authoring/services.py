@@ -58,6 +58,7 @@ from selfbench import harbor_adapter
 from selfbench.errors import Conflict, InvalidInput, NotFound
 
 logger = logging.getLogger(__name__)
+WALL_CLOCK_BACKSTOP_SECONDS = 60
 
 
 def poll_seconds() -> float:
@@ -397,7 +398,7 @@ def _agent_spec(row: AuthoringRound, raw_key: str) -> harbor_adapter.AgentSpec:
         api_key=raw_key,
         model_api_format=execution._HARBOR_FORMAT[fmt],
         options=options,
-        timeout_sec=float(s.author_wall_clock_seconds),
+        timeout_sec=float(s.author_wall_clock_seconds + WALL_CLOCK_BACKSTOP_SECONDS),
     )
 
 
@@ -422,7 +423,7 @@ def _watch(row: AuthoringRound, thread: threading.Thread) -> str:
             AuthoringRound.objects.filter(pk=row.pk).update(last_output_at=timezone.now())
         if now - last_output > s.silence_seconds:
             return f"no output for {s.silence_seconds} s; stopped"
-        if now - started > s.author_wall_clock_seconds + 60:
+        if now - started > s.author_wall_clock_seconds:
             return f"the authoring stage passed its wall-clock cap of {s.author_wall_clock_seconds} s; stopped"
     return ""
 
@@ -451,7 +452,12 @@ def round_run(*, round_id: int) -> AuthoringRound:
             raise harbor_adapter.TrialSetupError(f"authoring runs in a podman or docker sandbox here, not {engine}")
         brief, base_tar, templates = _brief(row)
         files = sandbox.task_files(
-            brief=brief, base_tar=base_tar, templates=templates, wall_clock=s.author_wall_clock_seconds, name=name
+            # Harbor's own agent timeout is a backstop a minute past the cap; the watchdog stops the round at the cap.
+            brief=brief,
+            base_tar=base_tar,
+            templates=templates,
+            wall_clock=s.author_wall_clock_seconds + WALL_CLOCK_BACKSTOP_SECONDS,
+            name=name,
         )
         from apps.tasks import storage
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -229,3 +230,48 @@ def test_a_workspace_vibe_eval_goes_from_description_to_an_approved_task_and_its
     assert refused.status_code == 409
     with pytest.raises(Conflict, match="never released"):
         services.release_guard(tasks=[task])
+
+
+def test_an_author_that_keeps_working_past_its_wall_clock_cap_is_stopped_and_the_round_fails(
+    gw: Gateway, reviewer: ReviewerModel, harbor: Harbor, repo: Repo, enqueued: list[tuple[str, int]]
+) -> None:
+    stop = threading.Event()
+
+    def busy(box: Sandbox) -> None:  # never silent: a model call every 0.2 s, never a submit
+        while not stop.wait(0.2):
+            box.ask_model()
+
+    harbor.agents = [busy]
+    task = pr_task(gw, repo)
+    services.authoring_start(
+        task=task, authoring_settings=author_settings(gw, silence_seconds=30, author_wall_clock_seconds=2)
+    )
+    _, round_id = enqueued.pop(0)
+    started = time.monotonic()
+    services.round_run(round_id=round_id)
+    elapsed = time.monotonic() - started
+    stop.set()
+    row = AuthoringRound.objects.get(pk=round_id)
+    assert row.state == RoundState.FAILED, row.reason
+    assert row.reason == "the authoring stage passed its wall-clock cap of 2 s; stopped"
+    assert 2 <= elapsed < 10 and row.calls >= 5
+    assert harbor.removed == [row.trial_name]
+
+
+def test_a_reviewer_that_falls_silent_fails_the_review_and_the_round_counts_as_failed(
+    gw: Gateway, reviewer: ReviewerModel, harbor: Harbor, repo: Repo, enqueued: list[tuple[str, int]]
+) -> None:
+    harbor.agents = [resubmit(repo)]
+    task = pr_task(gw, repo)
+    authoring_settings = author_settings(gw, silence_seconds=1)
+    services.authoring_start(task=task, authoring_settings=authoring_settings)
+    _, round_id = enqueued.pop(0)
+    services.round_run(round_id=round_id)
+    assert enqueued == [("apps.authoring.jobs.review_round", round_id)]
+    enqueued.clear()
+    reviewer.review_hang_seconds = 5  # the reviewer's model sends nothing for 5 s
+    review_row = services.review_run(round_id=round_id)
+    assert review_row.verdict == Verdict.FAILED and review_row.notes == "no output for 1 s; stopped"
+    task.refresh_from_db()
+    assert task.state == TaskState.AUTHORING
+    assert AuthoringRound.objects.get(task=task, number=2).feedback.startswith("Verdict: failed. no output for 1 s")

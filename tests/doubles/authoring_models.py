@@ -4,6 +4,7 @@ the next verdict JSON of `verdicts`."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import uuid
@@ -19,6 +20,7 @@ class ReviewerModel(UpstreamServer):
         super().__init__()
         self.verdicts = list(verdicts or [])
         self.reviews: list[dict[str, Any]] = []
+        self.review_hang_seconds = 0.0  # > 0: a reviewer's call sends nothing for that long
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body, script = await self._begin(request)
@@ -26,6 +28,8 @@ class ReviewerModel(UpstreamServer):
         if "independent reviewer" not in system:
             return await self._chat_reply(body, script)
         self.reviews.append(body)
+        if self.review_hang_seconds:
+            await asyncio.sleep(self.review_hang_seconds)
         verdict = self.verdicts.pop(0) if self.verdicts else {"verdict": "accept", "notes": "fine"}
         return self._json(body, script, json.dumps(verdict))
 
