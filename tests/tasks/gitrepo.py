@@ -224,3 +224,82 @@ def make_calc_repo(root: Path) -> tuple[Path, dict[str, GeneratedPR]]:
         prs[kind] = GeneratedPR(number, title, body, base, head)
     _git(repo, "checkout", "-q", "main")
     return repo, prs
+
+
+REMOVAL_INIT_BASE = "from calc.core import add, subtract\n"
+REMOVAL_INIT_HEAD = "from calc.core import add, mean, subtract\n"
+LEGACY = '''"""Old helpers, kept while callers move to calc.core."""
+
+
+def mean(values):
+    return sum(values) / len(values)
+'''
+MEAN_IMPL = '''
+
+def mean(values):
+    """Arithmetic mean of a non-empty sequence."""
+    values = list(values)
+    if not values:
+        raise ValueError("mean of an empty sequence")
+    return sum(values) / len(values)
+'''
+REMOVAL_TESTS_BASE = """import calc
+
+
+def test_add():
+    assert calc.add(2, 3) == 5
+
+
+def test_subtract():
+    assert calc.subtract(5, 3) == 2
+"""
+REMOVAL_TESTS_HEAD = (
+    "import importlib\n\nimport pytest\n\n"
+    + REMOVAL_TESTS_BASE
+    + """
+
+def test_mean():
+    assert calc.mean([1, 2, 3]) == 2
+    with pytest.raises(ValueError):
+        calc.mean([])
+
+
+def test_legacy_module_is_gone():
+    with pytest.raises(ImportError):
+        importlib.import_module("calc.legacy")
+"""
+)
+
+
+def make_removal_repo(root: Path) -> tuple[Path, GeneratedPR]:
+    """A repository whose one PR deletes a module (calc/legacy.py) and moves its function into calc.core; its
+    held-out tests check that the module is gone and reach the package through calc/__init__.py."""
+    repo = root / "calc"
+    repo.mkdir(parents=True)
+    _git(repo, "init", "-q", "-b", "main")
+    base = _commit(
+        repo,
+        {
+            "calc/__init__.py": REMOVAL_INIT_BASE,
+            "calc/core.py": CORE,
+            "calc/legacy.py": LEGACY,
+            "tests/test_core.py": REMOVAL_TESTS_BASE,
+            "README.md": "# calc\n",
+        },
+        "calc: add, subtract and a legacy mean",
+    )
+    _git(repo, "checkout", "-q", "-b", "pr-4", base)
+    _git(repo, "rm", "-q", "calc/legacy.py")
+    head = _commit(
+        repo,
+        {
+            "calc/__init__.py": REMOVAL_INIT_HEAD,
+            "calc/core.py": CORE + MEAN_IMPL,
+            "tests/test_core.py": REMOVAL_TESTS_HEAD,
+        },
+        "Move mean into calc.core and drop calc.legacy",
+    )
+    _git(repo, "checkout", "-q", "main")
+    title = "Move mean into calc.core and drop calc.legacy"
+    body = "`calc.mean(values)` should live in `calc.core` (ValueError on an empty sequence); remove `calc/legacy.py`."
+    return repo, GeneratedPR(4, title, body, base, head)

@@ -1,15 +1,18 @@
 """Tampering through a real Harbor trial on podman: an agent that edits the held-out tests, adds a conftest.py, plants
-reward files and leaves a process rewriting them scores 0; the same agent writing the real change scores 1."""
+reward files and leaves a process rewriting them scores 0; the same agent writing the real change scores 1. Files the
+agent deletes are deleted for the verifier too (its fresh container gets the agent's /app, not the image's)."""
 
 from __future__ import annotations
 
 import shlex
+import uuid
 from pathlib import Path
 
 import pytest
 
+from apps.tasks import gates
 from selfbench import harbor_adapter
-from tests.tasks.gitrepo import make_calc_repo
+from tests.tasks.gitrepo import make_calc_repo, make_removal_repo
 from tests.tasks.test_verifier import author_locally
 
 pytestmark = pytest.mark.containers
@@ -59,3 +62,26 @@ def test_tampering_scores_zero_and_the_real_change_scores_one(tmp_path: Path) ->
     gold = (task / "solution" / "gold.patch").read_text()
     honest = run(task, f"cd /app && printf %s {shlex.quote(gold)} | git apply -", "honest", tmp_path)
     assert honest.reward == 1.0, honest.verifier_output
+
+
+def test_files_the_agent_deletes_are_deleted_for_the_verifier(tmp_path: Path) -> None:
+    """The verifier's fresh container starts from the image, where every base file exists: the agent's deletions
+    must reach it too. Deleting a file the held-out tests need scores 0; a correct change that deletes one scores 1."""
+    repo, pr = make_removal_repo(tmp_path / "repo")
+    task, definition = author_locally((repo, {"removal": pr}), "removal", tmp_path / "author")
+    assert "tests/test_core.py::test_legacy_module_is_gone" in definition["failToPass"]
+    gold = (task / "solution" / "gold.patch").read_text()
+    apply_gold = f"cd /app && printf %s {shlex.quote(gold)} | git apply -"
+    unique = uuid.uuid4().hex[:8]  # another checkout's test run on the same engine must not share container names
+
+    honest = run(
+        task, apply_gold + " && test ! -e calc/legacy.py && echo applied", f"deletes-legacy-{unique}", tmp_path
+    )
+    assert "applied" in (honest.agent_output or ""), honest.agent_output
+    assert honest.reward == 1.0, honest.verifier_output
+    assert "-calc/legacy.py" in gates.verifier_report(honest)["applied"]
+
+    broken = run(task, apply_gold + " && rm calc/__init__.py && echo removed", f"deletes-init-{unique}", tmp_path)
+    assert "removed" in (broken.agent_output or ""), broken.agent_output
+    assert broken.reward == 0.0, broken.verifier_output
+    assert "-calc/__init__.py" in gates.verifier_report(broken)["applied"]
