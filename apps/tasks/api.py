@@ -1,4 +1,4 @@
-"""Tasks over the API: list (filters), detail with files and gate runs, approve, reject, export."""
+"""Tasks over the API: list (filters), detail with files and gate runs, approve, reject, cancel, export."""
 
 from __future__ import annotations
 
@@ -80,6 +80,15 @@ class TaskRejectApi(APIView):
         s = serializers.RejectInput(data=request.data)
         s.is_valid(raise_exception=True)
         task = services.task_reject(task=_task(request, task_id), user=_person(request), note=s.validated_data["note"])
+        return Response(serializers.TaskOutput(task).data)
+
+
+class TaskCancelApi(APIView):
+    @extend_schema(request=serializers.CancelInput, responses=serializers.TaskOutput, operation_id="tasks_cancel")
+    def post(self, request: Request, slug: str, task_id: int) -> Response:
+        s = serializers.CancelInput(data=request.data)
+        s.is_valid(raise_exception=True)
+        task = services.task_cancel(task=_task(request, task_id), reason=s.validated_data["reason"])
         return Response(serializers.TaskOutput(task).data)
 
 

@@ -24,6 +24,10 @@ class RejectInput(serializers.Serializer):  # type: ignore[type-arg]
     note = serializers.CharField(max_length=5000)
 
 
+class CancelInput(serializers.Serializer):  # type: ignore[type-arg]
+    reason = serializers.CharField(required=False, default="cancelled by a person", max_length=2000)
+
+
 class ExportInput(serializers.Serializer):  # type: ignore[type-arg]
     repository = serializers.IntegerField(required=False, min_value=1)
     tasks = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False)

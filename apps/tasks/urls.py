@@ -19,5 +19,6 @@ api_urlpatterns: list[URLPattern | URLResolver] = [
     path("tasks/<int:task_id>", api.TaskDetailApi.as_view(), name="detail"),
     path("tasks/<int:task_id>/approve", api.TaskApproveApi.as_view(), name="approve"),
     path("tasks/<int:task_id>/reject", api.TaskRejectApi.as_view(), name="reject"),
+    path("tasks/<int:task_id>/cancel", api.TaskCancelApi.as_view(), name="cancel"),
     path("tasks/<int:task_id>/export", api.TaskExportApi.as_view(), name="export"),
 ]

@@ -224,3 +224,25 @@ def test_a_cancel_while_a_gate_runs_stops_its_trial_and_no_later_gate_starts(
     assert task.state == TaskState.CANCELLED and task.reason == reason
     assert candidate.state == CandidateState.CANCELLED
     assert enqueued == []
+
+
+# --- the API ------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_api_cancels_an_unfinished_task_with_a_reason(
+    api, workspace, removed: list[str], django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    task = make_task(workspace, state=TaskState.VERIFYING)
+    GateRun.objects.create(task=task, gate="nop", trial_name="task-nop-1")
+    base = f"/api/w/{workspace.slug}/tasks"
+    with django_capture_on_commit_callbacks(execute=True):
+        r = api.post(f"{base}/{task.pk}/cancel", {"reason": "wrong PR"}, format="json")
+    assert r.status_code == 200 and r.json()["state"] == "cancelled" and r.json()["reason"] == "wrong PR"
+    assert removed == ["task-nop-1"]
+    assert api.get(f"{base}/{task.pk}").json()["gateRuns"][0]["status"] == "cancelled"
+    done = make_task(workspace, state=TaskState.FAILED, reason="smoke gate: exited 1")
+    assert api.post(f"{base}/{done.pk}/cancel", {}, format="json").status_code == 409
+    other = make_task(workspace, state=TaskState.PROPOSED)
+    r = api.post(f"{base}/{other.pk}/cancel", {}, format="json")
+    assert r.status_code == 200 and r.json()["reason"] == "cancelled by a person"
