@@ -60,9 +60,18 @@ class ReleasePublishForm(forms.Form):
     head = forms.CharField(required=False, widget=forms.HiddenInput)
     fingerprint = forms.CharField(max_length=64, widget=forms.HiddenInput)
     publish_tasks = forms.BooleanField(
-        required=False, initial=False, label="Publish tasks (instructions; hidden tests and solutions stay private)"
+        required=False,
+        initial=False,
+        label="Publish tasks",
+        help_text="Each released task's instruction, held-out tests and reference solution (secrets redacted).",
     )
-    publish_results_by_task = forms.BooleanField(required=False, initial=False, label="Publish results by task")
+    publish_results_by_task = forms.BooleanField(
+        required=False,
+        initial=False,
+        label="Publish results by task",
+        help_text="Pass/fail per configuration and task with its grading, test output and the solver's transcript"
+        " (secrets redacted; Harbor logs, artifacts and endpoint hosts stay private).",
+    )
 
     def __init__(self, *args: Any, candidates: list[ConfigurationResult], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Exists, OuterRef
+from django.db.models.fields.json import KeyTransform
 
 from apps.results.models import Release
 
@@ -60,28 +61,34 @@ def _picks(settings: list[dict[str, Any]]) -> list[dict[str, str]]:
     return picks
 
 
+# What a card reads of each document: a release with per-task results can be large, and the list never loads it.
+_CARD_KEYS = ("repository", "publisher", "tasks", "settings", "frontier")
+
+
 def cards(*, limit: int = 500) -> dict[str, Any]:
-    """`{cards}`: one per released repository, from its newest line (the default one). One query."""
-    by_repo: dict[str, list[Release]] = {}
-    for r in _current():
-        by_repo.setdefault(r.full_name.lower(), []).append(r)
+    """`{cards}`: one per released repository, from its newest line (the default one). One query, which reads only
+    the document keys a card shows."""
+    by_repo: dict[str, list[dict[str, Any]]] = {}
+    keys = {f"doc_{k}": KeyTransform(k, "document") for k in _CARD_KEYS}
+    for row in _current().values("pk", "created_at", "full_name", **keys):
+        r = {**row, **{k: row[f"doc_{k}"] for k in _CARD_KEYS}}
+        by_repo.setdefault(r["full_name"].lower(), []).append(r)
     out = []
     for lines in by_repo.values():
-        lines.sort(key=lambda r: r.created_at, reverse=True)
+        lines.sort(key=lambda r: r["created_at"], reverse=True)
         head = lines[0]
-        doc = head.document
         out.append(
             {
-                "repository": doc["repository"],
-                "publisher": doc["publisher"],
-                "tasks": doc["tasks"],
-                "settings": len(doc["settings"]),
-                "picks": _picks(doc["settings"]),
-                "frontier": doc["frontier"],
+                "repository": head["repository"],
+                "publisher": head["publisher"],
+                "tasks": head["tasks"],
+                "settings": len(head["settings"]),
+                "picks": _picks(head["settings"]),
+                "frontier": head["frontier"],
                 "endorsed": False,
-                "defaultLine": head.pk,
+                "defaultLine": head["pk"],
                 "lines": len(lines),
-                "releasedAt": head.created_at.isoformat(),
+                "releasedAt": head["created_at"].isoformat(),
             }
         )
     out.sort(key=lambda c: c["releasedAt"], reverse=True)

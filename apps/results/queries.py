@@ -369,23 +369,41 @@ def configuration_results(*, counted: CountedTasks, filters: Filters | None = No
 # --- per task -------------------------------------------------------------------------------------------------------
 
 
-def latest_by_task(*, counted: CountedTasks, configurations: list[str]) -> dict[str, dict[int, bool]]:
-    """For each configuration id: counted task id → passed, from its latest scored trial."""
+def _latest_rows(*, counted: CountedTasks, configurations: list[str]) -> list[tuple[str, int, bool, int]]:
+    """(configuration id, counted task id, passed, trial id) of each configuration's latest scored trial per task."""
     pairs = [p for p in (parse_configuration_id(c) for c in configurations) if p is not None]
-    out: dict[str, dict[int, bool]] = {c: {} for c in configurations}
     if not pairs:
-        return out
+        return []
     refresh(counted.workspace_id)
     tasks_sql, tasks_params = counted.sql()
     match = " OR ".join("(model = %s AND agent = %s AND thinking = %s AND configuration_key = %s)" for _ in pairs)
     sql = f"""
-        SELECT model, agent, thinking, configuration_key, task_id, passed FROM {_LATEST}
+        SELECT model, agent, thinking, configuration_key, task_id, passed, trial_id FROM {_LATEST}
         WHERE workspace_id = %s AND trial_id IS NOT NULL AND task_id IN ({tasks_sql}) AND ({match})"""  # noqa: S608
     with connection.cursor() as cursor:
         cursor.execute(sql, [counted.workspace_id, *tasks_params, *(v for p in pairs for v in p)])
-        for model, agent, thinking, key, task_id, passed in cursor.fetchall():
-            cid = configuration_id(model=model, agent=agent, thinking=thinking, key=key)
-            out.setdefault(cid, {})[task_id] = bool(passed)
+        return [
+            (configuration_id(model=model, agent=agent, thinking=thinking, key=key), task_id, bool(passed), trial_id)
+            for model, agent, thinking, key, task_id, passed, trial_id in cursor.fetchall()
+        ]
+
+
+def latest_by_task(*, counted: CountedTasks, configurations: list[str]) -> dict[str, dict[int, bool]]:
+    """For each configuration id: counted task id → passed, from its latest scored trial."""
+    out: dict[str, dict[int, bool]] = {c: {} for c in configurations}
+    for cid, task_id, passed, _ in _latest_rows(counted=counted, configurations=configurations):
+        out.setdefault(cid, {})[task_id] = passed
+    return out
+
+
+def latest_scored_by_task(
+    *, counted: CountedTasks, configurations: list[str]
+) -> dict[str, dict[int, tuple[bool, int]]]:
+    """For each configuration id: counted task id → (passed, trial id) of its latest scored trial (the one that
+    counts)."""
+    out: dict[str, dict[int, tuple[bool, int]]] = {c: {} for c in configurations}
+    for cid, task_id, passed, trial_id in _latest_rows(counted=counted, configurations=configurations):
+        out.setdefault(cid, {})[task_id] = (passed, trial_id)
     return out
 
 

@@ -2,8 +2,10 @@
 
 Release rule (reference §1.5): candidates are baseline configurations with at least one scored result on a counted
 task; the task set is every counted task all chosen configurations have a result for; accuracy and cost are
-computed over that set only. The fingerprint covers the head, the counted tasks and every candidate's results, so
-any change between preview and publish makes the publish stale (409 with a fresh preview).
+computed over that set only. The fingerprint covers the head, the counted tasks (with their versions, whose files
+Publish Tasks makes public) and every candidate's results, so any change between preview and publish makes the
+publish stale (409 with a fresh preview). The content hash covers the whole public document, the published task
+files, grading, test output and transcripts included, so a republish that would show anything new is a new release.
 """
 
 from __future__ import annotations
@@ -16,10 +18,9 @@ from typing import Any
 
 from apps.gateway import catalog
 from apps.repositories.models import Batch, Repository
-from apps.results import queries, stats
+from apps.results import publication, queries, stats
 from apps.results.models import RELEASE_SCHEMA_VERSION, Release
 from apps.results.queries import ConfigurationResult, CountedTasks, Filters
-from apps.tasks.models import Task
 
 
 def current_release(repository: Repository) -> Release | None:
@@ -69,7 +70,8 @@ class Preview:
 def preview(repository: Repository) -> Preview:
     """What a release of this repository would contain now. Five queries, whatever the number of trials."""
     counted = queries.repository_tasks(repository)
-    task_ids = sorted(counted.tasks.values_list("pk", flat=True))
+    versions = sorted(counted.tasks.values_list("pk", "version__content_hash"))
+    task_ids = [pk for pk, _ in versions]
     results = queries.configuration_results(counted=counted, filters=Filters(baseline_only=True))
     found = [c for c in results.configurations if c.tasks > 0]
     by_task = queries.latest_by_task(counted=counted, configurations=[c.id for c in found])
@@ -88,7 +90,7 @@ def preview(repository: Repository) -> Preview:
     head = repository_head(repository)
     fingerprint = hashlib.sha256(
         json.dumps(
-            {"head": head, "tasks": task_ids, "results": sorted((c.id, c.result.checksum) for c in candidates)}
+            {"head": head, "tasks": versions, "results": sorted((c.id, c.result.checksum) for c in candidates)}
         ).encode()
     ).hexdigest()
     return Preview(
@@ -139,8 +141,8 @@ def release_document(
     publish_results_by_task: bool,
 ) -> dict[str, Any]:
     """The public document (without releaseId / releasedAt, which the row adds): chosen settings over the shared
-    task set, the frontier among them, and — only when asked — the tasks (each with its instruction; never its hidden
-    tests or reference solution) and per-task results."""
+    task set, the frontier among them, and — only when asked — the tasks (instruction, held-out tests, reference
+    solution) and per-task results (pass/fail, grading, test output, transcript), as `publication` reads them."""
     shared = queries.task_set(counted, task_ids)
     results = queries.configuration_results(counted=shared, filters=Filters(baseline_only=True))
     rows = [c for c in (results.get(cid) for cid in chosen) if c is not None]
@@ -166,37 +168,37 @@ def release_document(
         "publishTasks": publish_tasks,
         "publishResultsByTask": publish_results_by_task,
     }
-    if publish_results_by_task:
-        by_task = queries.latest_by_task(counted=shared, configurations=chosen)
-        document["resultsByTask"] = [
-            {"taskId": t, "passed": {cid: by_task.get(cid, {}).get(t) for cid in chosen}} for t in task_ids
-        ]
+    budget = publication.TextBudget()  # one per release; the tasks' files come first
     if publish_tasks:
-        document["taskList"] = [_public_task(t) for t in shared.tasks.select_related("version").order_by("pk")]
+        tasks = shared.tasks.select_related("version").order_by("pk")
+        document["taskList"] = [publication.public_task(t, budget) for t in tasks]
+    if publish_results_by_task:
+        document["resultsByTask"] = _results_by_task(shared, chosen, task_ids, budget)
     return document
 
 
-# What "Publish Tasks" makes public of a released task. Reference §1.5 (older docs) says instructions, tests and
-# solutions; the newer spec (seeds/how-it-works.md "Sharing Tasks") keeps hidden tests and reference solutions private
-# and lets a release make the *tasks* public, so only the task's own statement goes out: never tests/, solution/ or
-# the environment (its repository snapshot and build files).
-PUBLIC_TASK_FILE = "instruction.md"
-
-
-def _public_task(task: Task) -> dict[str, Any]:
-    version = task.version
-    instruction = None
-    if version is not None and (path := version.path / PUBLIC_TASK_FILE).is_file():
-        instruction = path.read_text(errors="replace")
-    return {
-        "taskId": task.pk,
-        "title": task.title,
-        "pullRequest": task.pr_number,
-        "tier": task.tier,
-        "baseSha": task.base_sha or None,
-        "contentHash": version.content_hash if version is not None else None,
-        "instruction": instruction,
-    }
+def _results_by_task(
+    shared: CountedTasks, chosen: list[str], task_ids: list[int], budget: publication.TextBudget
+) -> list[dict[str, Any]]:
+    """Per released task: pass/fail per chosen configuration and what its latest scored trial shows. Chosen
+    configurations are baseline ones (the publish checks it), so no other configuration's trial is ever read."""
+    latest = queries.latest_scored_by_task(counted=shared, configurations=chosen)
+    order = [latest[cid][t][1] for t in task_ids for cid in chosen if t in latest.get(cid, {})]
+    shown = publication.trial_results(order, budget)
+    out = []
+    for t in task_ids:
+        scored = {cid: latest.get(cid, {}).get(t) for cid in chosen}
+        out.append(
+            {
+                "taskId": t,
+                "passed": {cid: s[0] if s is not None else None for cid, s in scored.items()},
+                "results": {
+                    cid: {"passed": s[0], **shown[s[1]]} if s is not None and s[1] in shown else None
+                    for cid, s in scored.items()
+                },
+            }
+        )
+    return out
 
 
 def content_hash(document: dict[str, Any]) -> str:

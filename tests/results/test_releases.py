@@ -6,6 +6,7 @@ import pytest
 
 from apps.repositories.models import Repository, RepositoryKind
 from apps.results.models import Release, ReleaseWithdrawal
+from apps.tasks.models import Task, TaskVersion
 from tests.results.factories import make_repository, make_task
 
 A, B, H = "a|terminus-2|medium", "b|terminus-2|medium", "a|terminus-2|medium|harness:x"
@@ -97,8 +98,29 @@ def test_only_public_github_repositories_are_released(api, workspace, lab, kind)
 def test_publish_options_add_tasks_and_per_task_results(api, workspace, repo, scored) -> None:  # type: ignore[no-untyped-def]
     r = publish(api, workspace, repo, [A, B], publishTasks=True, publishResultsByTask=True)
     doc = r.json()["document"]
-    assert doc["resultsByTask"][1] == {"taskId": scored[1].pk, "passed": {A: True, B: False}}
+    row = doc["resultsByTask"][1]
+    assert (row["taskId"], row["passed"]) == (scored[1].pk, {A: True, B: False})
+    # Nothing recorded beyond the reward: no per-test outcomes, test output or transcript.
+    assert row["results"][B] == {
+        "passed": False,
+        "grading": {"reward": 0.0, "rewards": None, "tests": None, "runs": None, "passedRuns": None},
+        "testOutput": None,
+        "transcript": None,
+    }
     assert [t["taskId"] for t in doc["taskList"]] == [scored[0].pk, scored[1].pk]
+    assert doc["taskList"][0]["tests"] == {"files": [], "failToPass": [], "passToPass": []}  # no files on disk
+    assert doc["taskList"][0]["solution"] == {"goldPatch": None, "solveScript": None}
+
+
+def test_publish_is_409_when_a_task_version_changed_since_the_preview(api, workspace, repo, scored) -> None:  # type: ignore[no-untyped-def]
+    """Publish Tasks makes a task's files public, so the preview's fingerprint covers each task's version."""
+    stale = api.get(url(workspace, repo, "/preview")).json()
+    task = scored[0]
+    Task.objects.filter(pk=task.pk).update(
+        version=TaskVersion.objects.create(task=task, content_hash="f" * 64, verified_at=task.version.verified_at)
+    )
+    r = publish(api, workspace, repo, [A, B], preview=stale, publishTasks=True)
+    assert r.status_code == 409 and r.json()["preview"]["fingerprint"] != stale["fingerprint"]
 
 
 def test_withdraw_appends_a_row_and_the_line_falls_back(api, workspace, repo, lab, scored) -> None:  # type: ignore[no-untyped-def]
