@@ -98,11 +98,13 @@ def _body(creds: dict[str, Credential], tasks: list[Task]) -> dict[str, Any]:
 
 def bench_start(n_starts: int, n_tasks: int) -> dict[str, Any]:
     times: list[float] = []
+    loads: list[float] = []  # the 1-minute load average at each start
     trials = 0
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(n_starts):
             workspace, creds, tasks = _workspace(n_tasks, Path(tmp))
             body = _body(creds, tasks)
+            loads.append(os.getloadavg()[0])
             started = time.perf_counter()
             s = ComparisonStartInput(data=body)
             s.is_valid(raise_exception=True)
@@ -120,6 +122,7 @@ def bench_start(n_starts: int, n_tasks: int) -> dict[str, Any]:
         "trials_per_comparison": trials,
         "start_seconds": [round(t, 3) for t in times],
         "start_median_seconds": round(statistics.median(times), 3),
+        "load_average_1m": [round(x, 1) for x in loads],
         "goal_seconds": 2.0,
     }
 
