@@ -34,8 +34,10 @@ def _chromium() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    """One chromium per test module: Playwright's sync API keeps an event loop running in this thread while it is
+    open, which would break `asyncio.run` in whatever test the same worker runs next."""
     exe = _chromium()
     if exe is None:
         if os.environ.get("CI"):

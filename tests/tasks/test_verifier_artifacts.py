@@ -4,13 +4,14 @@ the agent deleted is gone there too. test_tamper_containers.py shows the same en
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import shutil
 from pathlib import Path, PurePath
 from typing import Any
 
 from harbor.trial.artifact_handler import ArtifactHandler
+
+from selfbench.harbor_adapter import _run_to_completion
 
 
 class FolderEnvironment:
@@ -56,7 +57,7 @@ def test_the_verifiers_app_is_the_agents_app_so_deleted_files_stay_deleted(tmp_p
 
     handler = ArtifactHandler(artifacts=["/app"], logger=logging.getLogger("test"))
     kwargs: dict[str, Any] = {"source_artifacts_dir": "/logs/artifacts", "target_artifacts_dir": "/logs/artifacts"}
-    asyncio.run(handler.upload_artifacts(verifier, artifacts, **kwargs))  # type: ignore[arg-type]
+    _run_to_completion(handler.upload_artifacts(verifier, artifacts, **kwargs))  # type: ignore[arg-type]
 
     app = verifier.root / "app"
     assert sorted(p.relative_to(app).as_posix() for p in app.rglob("*") if p.is_file()) == ["calc/core.py"]
