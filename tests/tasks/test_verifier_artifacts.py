@@ -57,7 +57,7 @@ def test_the_verifiers_app_is_the_agents_app_so_deleted_files_stay_deleted(tmp_p
 
     handler = ArtifactHandler(artifacts=["/app"], logger=logging.getLogger("test"))
     kwargs: dict[str, Any] = {"source_artifacts_dir": "/logs/artifacts", "target_artifacts_dir": "/logs/artifacts"}
-    _run_to_completion(handler.upload_artifacts(verifier, artifacts, **kwargs))  # type: ignore[arg-type]
+    _run_to_completion(handler.upload_artifacts(verifier, artifacts, **kwargs))
 
     app = verifier.root / "app"
     assert sorted(p.relative_to(app).as_posix() for p in app.rglob("*") if p.is_file()) == ["calc/core.py"]
