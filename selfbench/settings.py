@@ -281,3 +281,7 @@ REGISTRY_GRANT_BUILD_STALE_SECONDS = env_int("REGISTRY_GRANT_BUILD_STALE_SECONDS
 
 # Tasks: how many times the determinism gate reruns the selected tests after the oracle (N >= 1).
 TASKS_DETERMINISM_RUNS = env_int("TASKS_DETERMINISM_RUNS", 3)
+# How often a running gate looks for a cancel of its task or candidate, and how long a cancelled gate waits for its
+# Harbor run to wind down before leaving it to end in the background.
+TASKS_CANCEL_POLL_SECONDS = env_float("TASKS_CANCEL_POLL_SECONDS", 2.0)
+TASKS_CANCEL_GRACE_SECONDS = env_float("TASKS_CANCEL_GRACE_SECONDS", 30.0)
