@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-import shutil
-import subprocess
 from dataclasses import dataclass
 
 from django.conf import settings
+
+from selfbench import harbor_adapter
 
 logger = logging.getLogger(__name__)
 
@@ -64,23 +64,10 @@ def sandbox_limit(sandbox_id: str) -> int:
 def containers_remove(*, sandbox_id: str, trial_name: str) -> int:
     """Remove a trial's containers (a cancel, or a worker that died mid-trial). Returns how many were removed.
 
-    Harbor names the compose project after the trial (lower-cased), so every container of the trial carries the
-    trial name. Cloud sandboxes are stopped by the worker's own cancellation of the Harbor run instead.
+    The adapter removes every container named after the trial on a local engine; cloud sandboxes are stopped by the
+    worker's own cancellation of the Harbor run instead (0 here).
     """
-    if sandbox_id not in ("podman", "docker"):
-        return 0
-    engine = shutil.which(sandbox_id)
-    if engine is None:
-        return 0
-    listed = subprocess.run(
-        [engine, "ps", "-a", "--format", "{{.Names}}", "--filter", f"name={trial_name.lower()}"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    names = [n for n in listed.stdout.split() if trial_name.lower() in n]
-    if names:
-        subprocess.run([engine, "rm", "-f", "-t", "0", *names], capture_output=True, timeout=120, check=False)
-        logger.info("removed %d containers of %s", len(names), trial_name)
-    return len(names)
+    removed = harbor_adapter.trial_containers_remove(trial_name=trial_name, environment_type=sandbox_id)
+    if removed:
+        logger.info("removed %d containers of %s", removed, trial_name)
+    return removed
