@@ -463,9 +463,12 @@ def trials_dispatch(*, window: int = 500) -> list[int]:
         by_sandbox = dict(
             Trial.objects.filter(busy).values_list("sandbox").annotate(n=Count("id")).values_list("sandbox", "n")
         )
+        # Oldest first. Every candidate has the same status and dispatched_at, so leading the order with them
+        # changes nothing but the plan: PostgreSQL reads the candidates from the (status, dispatched_at) index
+        # instead of walking the primary key past every finished trial (140 ms behind 96,000 of them, and growing).
         candidates = list(
             Trial.objects.filter(status=TrialStatus.QUEUED, dispatched_at__isnull=True)
-            .order_by("pk")
+            .order_by("status", "dispatched_at", "pk")
             .values_list("pk", "workspace_id", "sandbox")[:window]
         )
         chosen: list[int] = []
