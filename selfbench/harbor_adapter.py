@@ -449,18 +449,34 @@ def trial_containers_remove(*, trial_name: str, environment_type: str | None = N
     binary = shutil.which(engine) if engine in LOCAL_ENGINES else None
     if binary is None:
         return 0
+    names = _trial_containers(binary, trial_name, running_only=False)
+    if names:
+        subprocess.run([binary, "rm", "-f", "-t", "0", *names], capture_output=True, timeout=120, check=False)
+    return len(names)
+
+
+def trial_containers_running(*, trial_name: str, environment_type: str | None = None) -> bool | None:
+    """Whether the trial's sandbox container is up on a local engine (None when the engine is not local, so this
+    cannot be told here)."""
+    from django.conf import settings
+
+    engine = environment_type or settings.SANDBOX_ENVIRONMENT
+    binary = shutil.which(engine) if engine in LOCAL_ENGINES else None
+    if binary is None:
+        return None
+    return bool(_trial_containers(binary, trial_name, running_only=True))
+
+
+def _trial_containers(binary: str, trial_name: str, *, running_only: bool) -> list[str]:
     wanted = trial_name.lower()
     listed = subprocess.run(
-        [binary, "ps", "-a", "--format", "{{.Names}}", "--filter", f"name={wanted}"],
+        [binary, "ps", *([] if running_only else ["-a"]), "--format", "{{.Names}}", "--filter", f"name={wanted}"],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
-    names = [n for n in listed.stdout.split() if wanted in n]
-    if names:
-        subprocess.run([binary, "rm", "-f", "-t", "0", *names], capture_output=True, timeout=120, check=False)
-    return len(names)
+    return [n for n in listed.stdout.split() if wanted in n]
 
 
 def run_trial(

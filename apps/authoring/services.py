@@ -409,14 +409,22 @@ def _activity(row: AuthoringRound) -> tuple[int, bool]:
     return calls, busy
 
 
-def _watch(row: AuthoringRound, thread: threading.Thread) -> str:
-    """Wait for the trial, stopping it on silence or the wall-clock cap. Returns why it was stopped ('' if not)."""
+def _watch(row: AuthoringRound, thread: threading.Thread, *, engine: str) -> str:
+    """Wait for the trial, stopping it on silence or the wall-clock cap. Returns why it was stopped ('' if not).
+
+    Silence is counted from when the sandbox is up: building and starting it is not the agent falling silent (the
+    wall-clock cap still covers it)."""
     s = row.settings
     started = last_output = time.monotonic()
     seen = _activity(row)[0]
+    up = False
     while thread.is_alive():
         thread.join(poll_seconds())
         now = time.monotonic()
+        if not up:
+            up = sandboxes.containers_running(sandbox_id=engine, trial_name=row.trial_name) is not False
+            if not up:
+                last_output = now
         calls, busy = _activity(row)
         if calls != seen or busy:
             seen, last_output = calls, now
@@ -426,6 +434,34 @@ def _watch(row: AuthoringRound, thread: threading.Thread) -> str:
         if now - started > s.author_wall_clock_seconds:
             return f"the authoring stage passed its wall-clock cap of {s.author_wall_clock_seconds} s; stopped"
     return ""
+
+
+def _stop_sandbox(*, engine: str, name: str, thread: threading.Thread) -> None:
+    """Remove a stopped round's containers, again while its Harbor run winds down (a sandbox still starting when the
+    round was stopped comes up after the first removal)."""
+    deadline = time.monotonic() + task_services.cancel_grace_seconds()
+    sandboxes.containers_remove(sandbox_id=engine, trial_name=name)
+    while thread.is_alive() and time.monotonic() < deadline:
+        thread.join(1.0)
+        if thread.is_alive():
+            sandboxes.containers_remove(sandbox_id=engine, trial_name=name)
+
+
+def _stop_relay_after(relay: sandbox.Relay, thread: threading.Thread | None, *, engine: str, name: str) -> None:
+    """Stop the relay (and delete its directory, which holds the compose overlay Harbor's teardown reads) once the
+    trial's run has ended; a run still winding down is left to a background thread that keeps its sandbox removed."""
+    if thread is None or not thread.is_alive():
+        relay.stop()
+        return
+    running = thread
+
+    def later() -> None:
+        while running.is_alive():
+            running.join(5.0)
+            sandboxes.containers_remove(sandbox_id=engine, trial_name=name)
+        relay.stop()
+
+    threading.Thread(target=later, daemon=True, name=f"{name}-teardown").start()
 
 
 def round_run(*, round_id: int) -> AuthoringRound:
@@ -445,6 +481,7 @@ def round_run(*, round_id: int) -> AuthoringRound:
     )
     engine = django_settings.SANDBOX_ENVIRONMENT
     relay: sandbox.Relay | None = None
+    thread: threading.Thread | None = None
     stopped = ""
     error = ""
     try:
@@ -482,10 +519,10 @@ def round_run(*, round_id: int) -> AuthoringRound:
 
         thread = threading.Thread(target=trial, daemon=True, name=f"authoring-{row.pk}")
         thread.start()
-        stopped = _watch(row, thread)
+        stopped = _watch(row, thread, engine=engine)
         if stopped:
             gateway_services.trial_key_revoke(subject=row.subject)
-            sandboxes.containers_remove(sandbox_id=engine, trial_name=name)
+            _stop_sandbox(engine=engine, name=name, thread=thread)
         error = str(outcome.get("error", ""))
         result = outcome.get("value")
         if result is not None and result.exception_type and not error:
@@ -496,7 +533,7 @@ def round_run(*, round_id: int) -> AuthoringRound:
     finally:
         gateway_services.trial_key_revoke(subject=row.subject)
         if relay is not None:
-            relay.stop()
+            _stop_relay_after(relay, thread, engine=engine, name=name)
     usage = execution.settled_usage(row.subject, settle_seconds=min(0.5, poll_seconds()))
     AuthoringRound.objects.filter(pk=row.pk).update(
         calls=usage.calls,

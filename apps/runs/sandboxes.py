@@ -71,3 +71,8 @@ def containers_remove(*, sandbox_id: str, trial_name: str) -> int:
     if removed:
         logger.info("removed %d containers of %s", removed, trial_name)
     return removed
+
+
+def containers_running(*, sandbox_id: str, trial_name: str) -> bool | None:
+    """Whether a trial's sandbox is up (None when this sandbox type cannot be asked from here)."""
+    return harbor_adapter.trial_containers_running(trial_name=trial_name, environment_type=sandbox_id)

@@ -91,6 +91,7 @@ def _media(settings: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
     settings.SANDBOX_ENVIRONMENT = "podman"
     settings.AUTHORING_POLL_SECONDS = 0.2
     settings.TASKS_DETERMINISM_RUNS = 2
+    settings.TASKS_CANCEL_GRACE_SECONDS = 2.0
 
 
 @pytest.fixture
@@ -237,6 +238,7 @@ def harbor(monkeypatch: pytest.MonkeyPatch) -> Harbor:
     monkeypatch.setattr(
         sandboxes, "containers_remove", lambda *, sandbox_id, trial_name: fake.removed.append(trial_name) or 1
     )
+    monkeypatch.setattr(sandboxes, "containers_running", lambda *, sandbox_id, trial_name: True)
     return fake
 
 

@@ -87,7 +87,11 @@ def test_a_terminus_2_author_in_podman_passes_verify_on_its_second_call_and_is_a
     assert sorted(set(gate_runs.values_list("gate", flat=True))) == sorted(
         ["discovery", "build", "smoke", "nop", "oracle", "determinism"]
     )
-    assert not gate_runs.exclude(status=GateStatus.PASSED).exists()
+    # Each gate passed (an infrastructure error is retried; no gate failed on the task itself).
+    assert set(gate_runs.filter(status=GateStatus.PASSED).values_list("gate", flat=True)) == set(
+        gate_runs.values_list("gate", flat=True)
+    )
+    assert not gate_runs.filter(status=GateStatus.FAILED).exists()
     assert first.review.verdict == Verdict.SEND_BACK and first.review.suggestions == ["Name calc.py in the instruction"]
 
     # Round 2 started from the reviewer's feedback; its identical files reused the verified version.

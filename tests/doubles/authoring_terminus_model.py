@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import threading
+import time
 from typing import Any
 
 from aiohttp import web
@@ -51,6 +53,11 @@ class AuthoringTerminusModel(ReviewerModel):
         self.first_files = first_files if first_files is not None else files
         self.author_turns: list[str] = []
         self.hang_seconds = 0.0  # > 0: the author's calls hang that long before answering (a silent agent)
+        self._released = threading.Event()  # set by stop(): hanging calls end so the server can shut down
+
+    def stop(self) -> None:
+        self._released.set()
+        super().stop()
 
     def decide(self, messages: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
         last = _text(messages[-1]) if messages else ""
@@ -83,7 +90,9 @@ class AuthoringTerminusModel(ReviewerModel):
     async def _chat_reply(self, body: dict[str, Any], script: Any) -> web.Response:
         if self.hang_seconds:
             self.author_turns.append("hang")
-            await asyncio.sleep(self.hang_seconds)
+            deadline = time.monotonic() + self.hang_seconds
+            while time.monotonic() < deadline and not self._released.is_set():
+                await asyncio.sleep(0.1)
         turn, reply = self.decide(body.get("messages") or [])
         self.author_turns.append(turn)
         return self._json(body, script, json.dumps(reply))
