@@ -180,11 +180,13 @@ image_recipe() {
   podman image inspect --format "{{index .Labels \"$RECIPE_LABEL\"}}" "$1" 2>/dev/null || true
 }
 
-# build_rootfs_image IMAGE SUITE PACKAGES
+# build_rootfs_image IMAGE SUITE PACKAGES [STOPSIGNAL]
 build_rootfs_image() {
-  local image=$1 suite=$2 packages=$3
+  local image=$1 suite=$2 packages=$3 stop_signal=${4:-}
   local recipe
-  recipe=$(recipe_of "$suite" minbase "$packages" "$ca_digest")
+  recipe=$(recipe_of "$suite" minbase "$packages" "$ca_digest" ${stop_signal:+"stop=$stop_signal"})
+  local stop_change=()
+  [ -n "$stop_signal" ] && stop_change=(--change "STOPSIGNAL $stop_signal")
   local have
   have=$(image_recipe "$image")
   if [ "$have" = "$recipe" ]; then
@@ -219,6 +221,7 @@ build_rootfs_image() {
       --change "LABEL org.selfbench.packages=$packages" \
       --change "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
       --change 'CMD ["/bin/bash"]' \
+      "${stop_change[@]}" \
       --message "selfbench: debootstrap minbase $suite + $packages" \
       - "$image" >/dev/null || die "podman import of $image failed"
   "${SUDO[@]}" rm -rf "$work"
@@ -230,7 +233,10 @@ build_rootfs_image() {
   say "did: built $image in $(( $(date +%s) - t0 ))s ($(podman image inspect --format '{{.Size}}' "$image" | awk '{printf "%d MB", $1/1000000}'))"
 }
 
-build_rootfs_image "$BASE_IMAGE" "$BASE_SUITE" "$BASE_PACKAGES"
+# Sandboxes (gates, trials, authoring) run `sleep infinity` under a shell as PID 1, which ignores SIGTERM: every
+# `podman stop` waited its 10 s grace period (twice per gate with a separate verifier). SIGKILL stops them at once;
+# images built FROM this one inherit it.
+build_rootfs_image "$BASE_IMAGE" "$BASE_SUITE" "$BASE_PACKAGES" SIGKILL
 if [ "$WANT_APP_BASE" = 1 ]; then
   build_rootfs_image "$APP_BASE_IMAGE" "$APP_BASE_SUITE" "$APP_BASE_PACKAGES"
 fi
