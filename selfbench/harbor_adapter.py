@@ -22,7 +22,8 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Coroutine
+import time
+from collections.abc import Callable, Coroutine
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -453,6 +454,40 @@ def trial_containers_remove(*, trial_name: str, environment_type: str | None = N
     if names:
         subprocess.run([binary, "rm", "-f", "-t", "0", *names], capture_output=True, timeout=120, check=False)
     return len(names)
+
+
+def trial_stop(
+    runner: threading.Thread,
+    trial_name: str,
+    *,
+    environment_type: str | None = None,
+    grace_seconds: float,
+    poll_seconds: float = 1.0,
+    on_ended: Callable[[], None] | None = None,
+) -> None:
+    """Stop a running trial whose Harbor run is in the thread `runner`: remove its containers until the run has
+    ended (it may still be starting one, e.g. a sandbox coming up or a separate verifier). After `grace_seconds` a
+    background thread keeps doing so. `on_ended` runs once the run has ended (here or in that thread)."""
+    deadline = time.monotonic() + grace_seconds
+    while True:
+        trial_containers_remove(trial_name=trial_name, environment_type=environment_type)
+        runner.join(min(1.0, poll_seconds))
+        if not runner.is_alive():
+            if on_ended is not None:
+                on_ended()
+            return
+        if time.monotonic() > deadline:
+            break
+
+    def reap() -> None:
+        while runner.is_alive():
+            trial_containers_remove(trial_name=trial_name, environment_type=environment_type)
+            runner.join(5.0)
+        trial_containers_remove(trial_name=trial_name, environment_type=environment_type)
+        if on_ended is not None:
+            on_ended()
+
+    threading.Thread(target=reap, name=f"reap-{trial_name}", daemon=True).start()
 
 
 def trial_containers_running(*, trial_name: str, environment_type: str | None = None) -> bool | None:

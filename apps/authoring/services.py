@@ -436,34 +436,6 @@ def _watch(row: AuthoringRound, thread: threading.Thread, *, engine: str) -> str
     return ""
 
 
-def _stop_sandbox(*, engine: str, name: str, thread: threading.Thread) -> None:
-    """Remove a stopped round's containers, again while its Harbor run winds down (a sandbox still starting when the
-    round was stopped comes up after the first removal)."""
-    deadline = time.monotonic() + task_services.cancel_grace_seconds()
-    sandboxes.containers_remove(sandbox_id=engine, trial_name=name)
-    while thread.is_alive() and time.monotonic() < deadline:
-        thread.join(1.0)
-        if thread.is_alive():
-            sandboxes.containers_remove(sandbox_id=engine, trial_name=name)
-
-
-def _stop_relay_after(relay: sandbox.Relay, thread: threading.Thread | None, *, engine: str, name: str) -> None:
-    """Stop the relay (and delete its directory, which holds the compose overlay Harbor's teardown reads) once the
-    trial's run has ended; a run still winding down is left to a background thread that keeps its sandbox removed."""
-    if thread is None or not thread.is_alive():
-        relay.stop()
-        return
-    running = thread
-
-    def later() -> None:
-        while running.is_alive():
-            running.join(5.0)
-            sandboxes.containers_remove(sandbox_id=engine, trial_name=name)
-        relay.stop()
-
-    threading.Thread(target=later, daemon=True, name=f"{name}-teardown").start()
-
-
 def round_run(*, round_id: int) -> AuthoringRound:
     """Run one authoring round: mint its gateway key, run the agent's Harbor trial with `verify` and `submit`
     available, stop it on silence or the wall-clock cap, store its cost; then schedule the review or the next
@@ -481,7 +453,6 @@ def round_run(*, round_id: int) -> AuthoringRound:
     )
     engine = django_settings.SANDBOX_ENVIRONMENT
     relay: sandbox.Relay | None = None
-    thread: threading.Thread | None = None
     stopped = ""
     error = ""
     try:
@@ -522,7 +493,15 @@ def round_run(*, round_id: int) -> AuthoringRound:
         stopped = _watch(row, thread, engine=engine)
         if stopped:
             gateway_services.trial_key_revoke(subject=row.subject)
-            _stop_sandbox(engine=engine, name=name, thread=thread)
+            # The relay's directory holds the compose overlay Harbor's teardown reads: stop it once the run ended.
+            stopping, relay = relay, None
+            harbor_adapter.trial_stop(
+                thread,
+                name,
+                environment_type=engine,
+                grace_seconds=task_services.cancel_grace_seconds(),
+                on_ended=stopping.stop if stopping is not None else None,
+            )
         error = str(outcome.get("error", ""))
         result = outcome.get("value")
         if result is not None and result.exception_type and not error:
@@ -533,7 +512,7 @@ def round_run(*, round_id: int) -> AuthoringRound:
     finally:
         gateway_services.trial_key_revoke(subject=row.subject)
         if relay is not None:
-            _stop_relay_after(relay, thread, engine=engine, name=name)
+            relay.stop()
     usage = execution.settled_usage(row.subject, settle_seconds=min(0.5, poll_seconds()))
     AuthoringRound.objects.filter(pk=row.pk).update(
         calls=usage.calls,

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -364,24 +363,8 @@ def _run_watched(task: Task, name: str, run: Callable[[], gates.GateResult]) -> 
 
 def _stop_trial(runner: threading.Thread, name: str) -> None:
     """Remove the cancelled trial's containers until its Harbor run has ended (it may be starting one more, e.g. a
-    separate verifier). After cancel_grace_seconds the run is left to a background thread that keeps doing so."""
-    deadline = time.monotonic() + cancel_grace_seconds()
-    while True:
-        harbor_adapter.trial_containers_remove(trial_name=name)
-        runner.join(min(1.0, cancel_poll_seconds()))
-        if not runner.is_alive():
-            return
-        if time.monotonic() > deadline:
-            break
-    logger.warning("trial %s still winding down after its cancel; removing its containers in the background", name)
-
-    def reap() -> None:
-        while runner.is_alive():
-            harbor_adapter.trial_containers_remove(trial_name=name)
-            runner.join(5.0)
-        harbor_adapter.trial_containers_remove(trial_name=name)
-
-    threading.Thread(target=reap, name=f"reap-{name}", daemon=True).start()
+    separate verifier); after cancel_grace_seconds a background thread keeps doing so."""
+    harbor_adapter.trial_stop(runner, name, grace_seconds=cancel_grace_seconds(), poll_seconds=cancel_poll_seconds())
 
 
 def _advance(task: Task, version: TaskVersion, gate: str) -> Task:

@@ -236,7 +236,9 @@ def harbor(monkeypatch: pytest.MonkeyPatch) -> Harbor:
     fake = Harbor(agents=[])
     monkeypatch.setattr(harbor_adapter, "run_trial", fake.run_trial)
     monkeypatch.setattr(
-        sandboxes, "containers_remove", lambda *, sandbox_id, trial_name: fake.removed.append(trial_name) or 1
+        harbor_adapter,
+        "trial_containers_remove",
+        lambda *, trial_name, environment_type=None: fake.removed.append(trial_name) or 1,
     )
     monkeypatch.setattr(sandboxes, "containers_running", lambda *, sandbox_id, trial_name: True)
     return fake
